@@ -1,0 +1,88 @@
+"""Command line: ``python -m attnsink reproduce NAME [--profile quick|full] [--seeds N] [--out FILE]``.
+
+Runs a named experiment, prints a summary table, writes the metrics as JSON to ``--out``
+and the experiment's figure as a PNG beside it.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import math
+import sys
+from pathlib import Path
+
+import pandas as pd
+
+from .experiments import EXPERIMENTS, FIGURE_TRIGGER_POS, PROFILES, resolve_profile
+
+TABLE_COLUMNS = [
+    "attention",
+    "seed",
+    "steps",
+    "stopped_early",
+    "linf",
+    "rel_err_trigger",
+    "rel_err_nontrigger",
+    "bos_mass_nontrigger",
+    "attn_mass_nontrigger",
+    "sink_rate",
+]
+
+
+def _json_safe(value):
+    """NaN is not JSON: write it as null."""
+    if isinstance(value, float) and not math.isfinite(value):
+        return None
+    if isinstance(value, dict):
+        return {k: _json_safe(v) for k, v in value.items()}
+    if isinstance(value, list):
+        return [_json_safe(v) for v in value]
+    return value
+
+
+def _positive_int(text: str) -> int:
+    value = int(text)
+    if value < 1:
+        raise argparse.ArgumentTypeError(f"must be a positive integer, got {value}")
+    return value
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(prog="python -m attnsink", description=__doc__.splitlines()[0])
+    sub = parser.add_subparsers(dest="command", required=True)
+    rep = sub.add_parser("reproduce", help="run a named experiment")
+    rep.add_argument("name", choices=sorted(EXPERIMENTS))
+    rep.add_argument(
+        "--profile",
+        choices=PROFILES,
+        default=None,
+        help="quick (CPU) or full (GPU); default: $ATTNSINK_PROFILE, else full when CUDA is available",
+    )
+    rep.add_argument("--seeds", type=_positive_int, default=None, help="number of seeds (default: the profile's)")
+    rep.add_argument("--out", type=Path, default=Path("results") / "single_layer.json", help="JSON file to write")
+    rep.add_argument("--device", default=None, help="torch device (default: cuda when available, else cpu)")
+    rep.add_argument("--progress", action="store_true", help="show progress bars")
+    args = parser.parse_args(argv)
+
+    from . import plots  # imported late: matplotlib is slow to load and --help should be fast
+
+    profile = resolve_profile(args.profile)
+    print(f"running {args.name} with the {profile} profile", file=sys.stderr)
+    result = EXPERIMENTS[args.name](profile, seeds=args.seeds, device=args.device, progress=args.progress)
+
+    table = pd.DataFrame(result.runs)[TABLE_COLUMNS]
+    with pd.option_context("display.float_format", "{:.3g}".format, "display.width", 200):
+        print(table.to_string(index=False))
+
+    args.out.parent.mkdir(parents=True, exist_ok=True)
+    args.out.write_text(json.dumps(_json_safe(result.to_json()), indent=2) + "\n")
+    figure_path = args.out.with_suffix(".figure3.png")
+    fig = plots.attention_mean_std(result.figure_attn, FIGURE_TRIGGER_POS)
+    fig.savefig(figure_path, dpi=120)
+    print(f"wrote {args.out} and {figure_path}", file=sys.stderr)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

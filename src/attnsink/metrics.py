@@ -1,0 +1,166 @@
+"""Sink metrics and task errors (DESIGN section 5), defined once. Used in every chapter.
+
+Attention tensors have shape (*, batch, heads, query, key) with any leading dimensions
+(for example a stack of seeds); position masks have shape (*, batch, query). Per-head
+metrics return (*, heads).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import torch
+
+from .model import AttentionModel
+from .task import Batch, TriggerTask
+
+SINK_THRESHOLD = 0.3  # Gu et al. (2025)'s epsilon for the sink rate
+
+
+def _masked_mean(values: torch.Tensor, mask: torch.Tensor) -> torch.Tensor:
+    """Mean of values (*, batch, heads, query) over batch and the masked queries -> (*, heads)."""
+    w = mask.unsqueeze(-2).to(values.dtype)  # (*, batch, 1, query)
+    return (values * w).sum(dim=(-3, -1)) / w.sum(dim=(-3, -1))
+
+
+def bos_mass(attn: torch.Tensor, query_mask: torch.Tensor) -> torch.Tensor:
+    """Mean weight on key 0 (BOS) over the query positions in ``query_mask`` -> (*, heads).
+
+    With ``query_mask = batch.is_nontrigger`` this is the paper's headline quantity,
+    the BOS mass at non-trigger positions.
+    """
+    return _masked_mean(attn[..., 0], query_mask)
+
+
+def attn_mass(attn: torch.Tensor, query_mask: torch.Tensor) -> torch.Tensor:
+    """Mean total weight of a row (sum over keys) -> (*, heads).
+
+    Exactly 1 for softmax; near 0 for a ReLU head that has switched off.
+    """
+    return _masked_mean(attn.sum(dim=-1), query_mask)
+
+
+def bos_share(attn: torch.Tensor, query_mask: torch.Tensor) -> torch.Tensor:
+    """Weight on BOS divided by total weight, both summed over the masked rows -> (*, heads).
+
+    Equal to :func:`bos_mass` for softmax. For unnormalised rules it says where the
+    little weight a head has goes; NaN for a head whose weight is exactly 0 on every row.
+    """
+    total = attn_mass(attn, query_mask)
+    return torch.where(total > 0, bos_mass(attn, query_mask) / total, torch.nan)
+
+
+def sink_rate(attn: list[torch.Tensor], threshold: float = SINK_THRESHOLD) -> float:
+    """Fraction of heads (over all layers) that are sinks in the sense of Gu et al. (2025).
+
+    A head is a sink when its weight on the first token, averaged over the sequences and
+    over query positions 1..L-1 (BOS's own row is 1 for softmax by necessity), exceeds
+    ``threshold``. ``attn`` is a list of (batch, heads, query, key) tensors, one per layer.
+    """
+    if not 0 < threshold < 1:
+        raise ValueError(f"threshold must be in (0, 1), got {threshold!r}")
+    per_head = torch.cat([a[..., 1:, 0].mean(dim=(0, 2)) for a in attn])  # (layers * heads,)
+    return (per_head > threshold).float().mean().item()
+
+
+def bos_value_ratio(values: torch.Tensor, batch: Batch) -> torch.Tensor:
+    """Norm of BOS's output-space value over the mean norm of the content tokens' -> (heads,).
+
+    ``values`` (batch, heads, seq, d) are ``v_t W_O`` per head (``model(x, return_values=True)``).
+    A sink is a no-op only when this ratio is small: parking weight on BOS then adds nothing.
+    """
+    norms = values.norm(dim=-1)  # (batch, heads, seq)
+    content = (~batch.is_trigger).clone()
+    content[:, 0] = False
+    bos = norms[..., 0].mean(dim=0)
+    return bos / _masked_mean(norms, content)
+
+
+def task_errors(y_hat: torch.Tensor, batch: Batch, task: TriggerTask) -> dict[str, float]:
+    """Overall MSE, largest absolute error, and relative errors at trigger and non-trigger rows.
+
+    A relative error is the mean squared error over the rows of one kind divided by the
+    mean squared norm of what the model must add at the trigger (the running mean). So 0
+    is perfect and 1 is as bad as adding nothing at the trigger, at both kinds of rows.
+    """
+    err = (y_hat - batch.y).pow(2).sum(dim=-1)  # (batch, seq)
+    update = batch.y - batch.x if task.residual else batch.y
+    signal = update.pow(2).sum(dim=-1)[batch.is_trigger].mean()
+    return {
+        "mse": (y_hat - batch.y).pow(2).mean().item(),
+        "linf": (y_hat - batch.y).abs().max().item(),
+        "rel_err_trigger": (err[batch.is_trigger].mean() / signal).item(),
+        "rel_err_nontrigger": (err[batch.is_nontrigger].mean() / signal).item(),
+    }
+
+
+@dataclass
+class Evaluation:
+    """A model run on a fixed test batch: outputs, attention, and the metrics read off them."""
+
+    batch: Batch
+    y_hat: torch.Tensor  # (batch, seq, d)
+    attn: list[torch.Tensor]  # per layer (batch, heads, query, key)
+    values: list[torch.Tensor]  # per layer (batch, heads, seq, d)
+    errors: dict[str, float]
+
+    def per_head(self) -> list[dict]:
+        """One record per (layer, head): BOS mass, attention mass, BOS share, BOS value ratio."""
+        mask = self.batch.is_nontrigger
+        rows = []
+        for layer, (a, v) in enumerate(zip(self.attn, self.values)):
+            stats = zip(
+                bos_mass(a, mask).tolist(),
+                attn_mass(a, mask).tolist(),
+                bos_share(a, mask).tolist(),
+                bos_value_ratio(v, self.batch).tolist(),
+            )
+            for head, (bm, am, share, ratio) in enumerate(stats):
+                rows.append(
+                    {
+                        "layer": layer,
+                        "head": head,
+                        "bos_mass_nontrigger": bm,
+                        "attn_mass_nontrigger": am,
+                        "bos_share_nontrigger": share,
+                        "bos_value_ratio": ratio,
+                    }
+                )
+        return rows
+
+    def summary(self) -> dict:
+        """Scalar metrics: task errors, then sink metrics averaged over all heads."""
+        heads = self.per_head()
+        mean = lambda key: sum(h[key] for h in heads) / len(heads)  # noqa: E731
+        return {
+            **self.errors,
+            "bos_mass_nontrigger": mean("bos_mass_nontrigger"),
+            "attn_mass_nontrigger": mean("attn_mass_nontrigger"),
+            "bos_share_nontrigger": mean("bos_share_nontrigger"),
+            "bos_value_ratio": mean("bos_value_ratio"),
+            "sink_rate": sink_rate(self.attn),
+        }
+
+
+EVAL_SEED = 20260311  # test sequences come from their own stream, never the training one
+
+
+@torch.no_grad()
+def evaluate(
+    model: AttentionModel,
+    task: TriggerTask,
+    *,
+    n: int = 1000,
+    seed: int = EVAL_SEED,
+    trigger_pos: int | None = None,
+) -> Evaluation:
+    """Run ``model`` on ``n`` fresh test sequences (drawn on the CPU, so the same everywhere)."""
+    if model.d_model != task.d_model:
+        raise ValueError(f"model.d_model ({model.d_model}) must equal task.d_model ({task.d_model})")
+    if model.residual != task.residual:
+        raise ValueError(f"model.residual ({model.residual}) must equal task.residual ({task.residual})")
+    device = next(model.parameters()).device
+    batch = task.sample(n, generator=torch.Generator().manual_seed(seed), trigger_pos=trigger_pos)
+    y_hat, attn, values = model(batch.x.to(device), return_values=True)
+    y_hat, attn, values = y_hat.cpu(), [a.cpu() for a in attn], [v.cpu() for v in values]
+    return Evaluation(batch=batch, y_hat=y_hat, attn=attn, values=values, errors=task_errors(y_hat, batch, task))

@@ -1,0 +1,131 @@
+"""The paper's attention-only model. Used in every chapter.
+
+Queries, keys, values and output maps have no bias and are initialised N(0, 0.02^2);
+scores are ``q . k`` with no 1/sqrt(d) scale; every head has the full width ``d_model``
+and the heads' outputs are summed through their own output maps (the same as
+concatenating them and applying one ``(n_heads * d_model, d_model)`` map). With
+``residual=True`` each layer adds its output to the residual stream, ``x <- x + layer(x)``.
+
+The forward pass is written once, for a stack of ``S`` models of the same shape
+(:func:`forward_stacked`): the trainer trains several seeds as one batched model with it,
+and :class:`AttentionModel` calls it with ``S = 1``.
+"""
+
+from __future__ import annotations
+
+import torch
+from torch import nn
+
+from .attention import causal_mask, get_rule
+
+PARAM_NAMES = ("W_Q", "W_K", "W_V", "W_O")
+
+
+def _check_int(name: str, value, minimum: int) -> None:
+    if not isinstance(value, int) or isinstance(value, bool) or value < minimum:
+        raise ValueError(f"{name} must be an integer >= {minimum}, got {value!r}")
+
+
+def forward_stacked(
+    params: dict[str, torch.Tensor],
+    x: torch.Tensor,
+    *,
+    attention: str,
+    residual: bool,
+    return_values: bool = False,
+):
+    """Run ``S`` stacked models on their own inputs.
+
+    ``params[name]`` has shape (S, n_layers, n_heads, d_model, d_model) and ``x`` has
+    shape (S, batch, seq_len, d_model). Returns ``(y_hat, attn)`` with ``attn`` a list of
+    (S, batch, heads, query, key) tensors, one per layer, and with ``return_values`` also
+    each layer's per-head output-space values ``v_t W_O`` (S, batch, heads, seq_len, d_model):
+    the vector a head adds per unit of weight on token t.
+    """
+    rule = get_rule(attention)
+    n_layers = params["W_Q"].shape[1]
+    mask = causal_mask(x.shape[-2], x.device)  # (query, key)
+    h = x  # (S, batch, seq, d)
+    attn, values = [], []
+    for layer in range(n_layers):
+        W_Q, W_K, W_V, W_O = (params[name][:, layer] for name in PARAM_NAMES)  # (S, heads, d, d)
+        q = torch.einsum("sbld,shde->sbhle", h, W_Q)  # (S, batch, heads, seq, d)
+        k = torch.einsum("sbld,shde->sbhle", h, W_K)
+        v = torch.einsum("sbld,shde->sbhle", h, W_V)
+        weights = rule(q @ k.transpose(-1, -2), mask)  # (S, batch, heads, query, key)
+        out = torch.einsum("sbhle,shed->sbld", weights @ v, W_O)  # (S, batch, seq, d)
+        h = h + out if residual else out
+        attn.append(weights)
+        if return_values:
+            values.append(torch.einsum("sbhle,shed->sbhld", v, W_O))
+    return (h, attn, values) if return_values else (h, attn)
+
+
+class AttentionModel(nn.Module):
+    """Causal attention-only model of Ran-Milo (2026): ``model(x) -> (y_hat, attn)``.
+
+    ``attn`` is a list with one (batch, heads, query, key) tensor per layer. ``seed``
+    makes the initialisation reproducible (it draws from its own generator, not from
+    torch's global one).
+    """
+
+    def __init__(
+        self,
+        d_model: int,
+        n_heads: int = 1,
+        n_layers: int = 1,
+        attention: str = "softmax",
+        residual: bool = False,
+        *,
+        seed: int | None = None,
+        init_std: float = 0.02,
+    ):
+        super().__init__()
+        _check_int("d_model", d_model, 1)
+        _check_int("n_heads", n_heads, 1)
+        _check_int("n_layers", n_layers, 1)
+        get_rule(attention)
+        if not isinstance(residual, bool):
+            raise ValueError(f"residual must be True or False, got {residual!r}")
+        if n_layers > 1 and not residual:
+            raise ValueError(
+                f"n_layers > 1 requires residual=True (the paper's deeper models are residual), got n_layers={n_layers}"
+            )
+        if seed is not None:
+            _check_int("seed", seed, 0)
+        if not (isinstance(init_std, (int, float)) and init_std > 0):
+            raise ValueError(f"init_std must be a positive number, got {init_std!r}")
+        self.d_model, self.n_heads, self.n_layers = d_model, n_heads, n_layers
+        self.attention, self.residual, self.seed = attention, residual, seed
+
+        generator = torch.Generator().manual_seed(seed) if seed is not None else None
+        shape = (n_layers, n_heads, d_model, d_model)
+        for name in PARAM_NAMES:
+            init = torch.randn(shape, generator=generator) * init_std
+            self.register_parameter(name, nn.Parameter(init))
+
+    @property
+    def config(self) -> dict:
+        """What defines the architecture (for messages, JSON and cache keys)."""
+        return {
+            "d_model": self.d_model,
+            "n_heads": self.n_heads,
+            "n_layers": self.n_layers,
+            "attention": self.attention,
+            "residual": self.residual,
+        }
+
+    def forward(self, x: torch.Tensor, *, return_values: bool = False):
+        if x.dim() != 3 or x.shape[-1] != self.d_model:
+            raise ValueError(f"x must have shape (batch, seq_len, {self.d_model}), got {tuple(x.shape)}")
+        params = {name: getattr(self, name).unsqueeze(0) for name in PARAM_NAMES}
+        outputs = forward_stacked(
+            params, x.unsqueeze(0), attention=self.attention, residual=self.residual, return_values=return_values
+        )
+        y_hat, attn = outputs[0][0], [a[0] for a in outputs[1]]
+        if return_values:
+            return y_hat, attn, [v[0] for v in outputs[2]]
+        return y_hat, attn
+
+    def extra_repr(self) -> str:
+        return ", ".join(f"{k}={v!r}" for k, v in self.config.items())

@@ -1,0 +1,131 @@
+"""Seaborn figures of the book, one function per figure kind. Each returns the Figure."""
+
+from __future__ import annotations
+
+import matplotlib.pyplot as plt
+import numpy as np
+import pandas as pd
+import seaborn as sns
+import torch
+
+from .train import TrainResult
+
+sns.set_theme(style="white", context="notebook")
+
+
+def _heatmap(ax, matrix: np.ndarray, *, title: str, vmax: float, trigger_pos: int | None, cbar: bool = True):
+    """One (query, key) map with the causally masked upper triangle left blank."""
+    L = matrix.shape[0]
+    hidden = np.triu(np.ones((L, L), dtype=bool), k=1)
+    sns.heatmap(
+        matrix,
+        mask=hidden,
+        ax=ax,
+        vmin=0.0,
+        vmax=vmax,
+        cmap="rocket_r",
+        square=True,
+        cbar=cbar,
+        cbar_kws={"shrink": 0.7},
+        linewidths=0.0,
+    )
+    ax.set_title(title, fontsize=11)
+    ax.set_xlabel("key position")
+    ax.set_ylabel("query position")
+    ticks = np.arange(0, L, 2 if L <= 32 else 8)
+    ax.set_xticks(ticks + 0.5, ticks, rotation=0, fontsize=8)
+    ax.set_yticks(ticks + 0.5, ticks, rotation=0, fontsize=8)
+    if trigger_pos is not None:  # outline the trigger row
+        ax.add_patch(plt.Rectangle((0, trigger_pos), trigger_pos + 1, 1, fill=False, edgecolor="tab:blue", lw=1.5))
+
+
+def attention_mean_std(figure_attn: dict[str, torch.Tensor], trigger_pos: int) -> plt.Figure:
+    """The paper's Figure 3 layout: mean and std of attention over test sequences, per rule.
+
+    ``figure_attn`` maps a rule name to (sequences, query, key) weights of a one-head model,
+    all with the trigger at ``trigger_pos`` (outlined in blue). Used in chapter 1.
+    """
+    fig, axes = plt.subplots(1, 2 * len(figure_attn), figsize=(4.6 * 2 * len(figure_attn), 4.2))
+    for i, (name, attn) in enumerate(figure_attn.items()):
+        a = attn.detach().float().cpu()
+        mean, std = a.mean(dim=0).numpy(), a.std(dim=0).numpy()
+        _heatmap(axes[2 * i], mean, title=f"{name}: mean", vmax=max(1.0, float(mean.max())), trigger_pos=trigger_pos)
+        _heatmap(axes[2 * i + 1], std, title=f"{name}: std", vmax=max(0.05, float(std.max())), trigger_pos=trigger_pos)
+    fig.tight_layout()
+    return fig
+
+
+def head_grid(attn: list[torch.Tensor], trigger_pos: int | None = None, *, index: int = 0) -> plt.Figure:
+    """Attention of every head of every layer on one sequence (row = layer, column = head).
+
+    ``attn`` is the model's list of (batch, heads, query, key) tensors; ``index`` picks
+    the sequence. Used for multi-layer models.
+    """
+    n_layers, n_heads = len(attn), attn[0].shape[1]
+    fig, axes = plt.subplots(n_layers, n_heads, figsize=(3.4 * n_heads, 3.2 * n_layers), squeeze=False)
+    vmax = max(1.0, max(float(a[index].max()) for a in attn))
+    for layer, a in enumerate(attn):
+        for head in range(n_heads):
+            ax = axes[layer, head]
+            _heatmap(
+                ax,
+                a[index, head].detach().cpu().numpy(),
+                title=f"layer {layer}, head {head}",
+                vmax=vmax,
+                trigger_pos=trigger_pos,
+                cbar=head == n_heads - 1,
+            )
+            if head:
+                ax.set_ylabel("")
+            if layer < n_layers - 1:
+                ax.set_xlabel("")
+    fig.tight_layout()
+    return fig
+
+
+def history_frame(results: dict[str, list[TrainResult]]) -> pd.DataFrame:
+    """Long-form training history: one row per (rule, seed, step); BOS mass averaged over heads."""
+    frames = []
+    for name, runs in results.items():
+        for r in runs:
+            h = r.history
+            frames.append(
+                pd.DataFrame(
+                    {
+                        "attention": name,
+                        "seed": r.seed,
+                        "step": h["step"],
+                        "loss": h["loss"],
+                        "linf": h["linf"],
+                        "bos_mass": h["bos_mass"].reshape(len(h["step"]), -1).mean(axis=1),
+                    }
+                )
+            )
+    return pd.concat(frames, ignore_index=True)
+
+
+def training_curves(results: dict[str, list[TrainResult]], *, stop_linf: float | None = None) -> plt.Figure:
+    """Loss, largest error and BOS mass at non-trigger positions against the step, one line per seed.
+
+    Shows when the sink forms relative to the drop in the loss. Used in chapter 1.
+    """
+    df = history_frame(results)
+    fig, axes = plt.subplots(1, 3, figsize=(15, 3.8))
+    panels = [
+        ("loss", "batch MSE", True),
+        ("linf", "batch largest |error|", True),
+        ("bos_mass", "BOS mass, non-trigger rows", False),
+    ]
+    for ax, (col, label, log) in zip(axes, panels):
+        sns.lineplot(df, x="step", y=col, hue="attention", units="seed", estimator=None, ax=ax, lw=1.2, alpha=0.8)
+        ax.set_ylabel(label)
+        if log:
+            ax.set_yscale("log")
+        if col == "linf" and stop_linf is not None:
+            ax.axhline(stop_linf, color="grey", ls="--", lw=1)
+        if ax is not axes[-1]:
+            ax.get_legend().remove()
+    axes[-1].set_ylim(-0.03, 1.03)
+    sns.despine(fig)
+    fig.tight_layout()
+    return fig

@@ -1,0 +1,108 @@
+"""The trigger-conditional task of Ran-Milo (2026), Section 4. Used in every chapter.
+
+A sequence has ``seq_len`` tokens in R^``d_model``. Coordinates of a token:
+
+* 0: BOS indicator (1 only at position 0),
+* 1: trigger indicator (1 only at the trigger),
+* 2 .. d_model-2: i.i.d. Uniform(-1, 1) noise on every non-BOS token, the trigger included,
+* d_model-1: bias channel, 1 on content tokens, 0 on BOS and on the trigger.
+
+Exactly one trigger per sequence, at a 0-indexed position drawn uniformly from
+2 .. seq_len-1. The target is zero everywhere except at the trigger, where it is the mean
+of the tokens at positions 1 .. trigger (the trigger included). With ``residual=True`` the
+target is ``x`` plus that: the layers must add nothing at non-trigger positions.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import torch
+
+BOS, TRIGGER = 0, 1  # coordinate indices of the two indicator channels
+
+
+@dataclass(frozen=True)
+class Batch:
+    """A batch of sequences: inputs, targets and where the trigger is."""
+
+    x: torch.Tensor  # (batch, seq_len, d_model)
+    y: torch.Tensor  # (batch, seq_len, d_model)
+    trigger_pos: torch.Tensor  # (batch,) 0-indexed, int64
+    is_trigger: torch.Tensor  # (batch, seq_len) bool
+
+    @property
+    def is_nontrigger(self) -> torch.Tensor:
+        """(batch, seq_len) bool: query positions t >= 1 that are not the trigger."""
+        mask = ~self.is_trigger
+        mask[:, 0] = False
+        return mask
+
+
+@dataclass(frozen=True)
+class TriggerTask:
+    """The paper's task; defaults are the paper's setting (d_model = seq_len = 16)."""
+
+    d_model: int = 16
+    seq_len: int = 16
+    residual: bool = False
+
+    def __post_init__(self):
+        if not isinstance(self.d_model, int) or isinstance(self.d_model, bool) or self.d_model < 3:
+            raise ValueError(f"d_model must be an integer >= 3 (BOS, trigger and bias channels), got {self.d_model!r}")
+        if not isinstance(self.seq_len, int) or isinstance(self.seq_len, bool) or self.seq_len < 4:
+            raise ValueError(f"seq_len must be an integer >= 4, got {self.seq_len!r}")
+        if not isinstance(self.residual, bool):
+            raise ValueError(f"residual must be True or False, got {self.residual!r}")
+
+    @property
+    def n_noise(self) -> int:
+        """Number of Uniform(-1, 1) content coordinates per token."""
+        return self.d_model - 3
+
+    def sample(
+        self,
+        batch_size: int,
+        *,
+        generator: torch.Generator | None = None,
+        device: torch.device | str | None = None,
+        trigger_pos: int | None = None,
+    ) -> Batch:
+        """Draw ``batch_size`` sequences on ``device``, vectorised (no per-sequence loop).
+
+        ``trigger_pos`` fixes the 0-indexed trigger position (the paper's figures use 7);
+        by default it is uniform on 2 .. seq_len-1. ``generator`` makes the draw
+        reproducible and must live on ``device``.
+        """
+        if not isinstance(batch_size, int) or isinstance(batch_size, bool) or batch_size < 1:
+            raise ValueError(f"batch_size must be a positive integer, got {batch_size!r}")
+        if device is None:
+            device = generator.device if generator is not None else torch.device("cpu")
+        device = torch.device(device)
+        if generator is not None and generator.device.type != device.type:
+            raise ValueError(f"generator is on {generator.device} but device is {device}; they must match")
+        L, n = self.seq_len, self.d_model
+        if trigger_pos is None:
+            j = torch.randint(2, L, (batch_size,), generator=generator, device=device)
+        else:
+            if not isinstance(trigger_pos, int) or isinstance(trigger_pos, bool) or not 2 <= trigger_pos <= L - 1:
+                raise ValueError(f"trigger_pos must be an integer in 2..{L - 1} (0-indexed), got {trigger_pos!r}")
+            j = torch.full((batch_size,), trigger_pos, dtype=torch.long, device=device)
+
+        pos = torch.arange(L, device=device)
+        is_trigger = pos[None, :] == j[:, None]  # (batch, seq_len)
+        is_content = (pos[None, :] >= 1) & ~is_trigger  # (batch, seq_len)
+        x = torch.zeros(batch_size, L, n, device=device)
+        x[:, 0, BOS] = 1.0
+        x[:, :, TRIGGER] = is_trigger.float()
+        noise = torch.rand(batch_size, L - 1, self.n_noise, generator=generator, device=device)
+        x[:, 1:, 2 : n - 1] = 2.0 * noise - 1.0
+        x[:, :, n - 1] = is_content.float()
+
+        # running mean of tokens 1..t at every t >= 1; the target keeps it at the trigger only
+        counts = torch.arange(1, L, device=device, dtype=x.dtype)[None, :, None]
+        running_mean = x[:, 1:].cumsum(dim=1) / counts  # (batch, seq_len-1, d_model)
+        update = torch.zeros_like(x)
+        update[:, 1:] = torch.where(is_trigger[:, 1:, None], running_mean, 0.0)
+        y = x + update if self.residual else update
+        return Batch(x=x, y=y, trigger_pos=j, is_trigger=is_trigger)

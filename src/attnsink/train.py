@@ -1,0 +1,238 @@
+"""Training with the paper's recipe: Adam (0.9, 0.95), MSE, early stop on the largest error.
+
+Used in chapters 1 and 3. Every run trains a *stack* of models of one shape at once
+(:func:`train_many`): ``S`` seeds cost one batched forward and backward pass per step.
+A single run (:func:`train`) is the stack with ``S = 1``, so seed ``s`` gives the same
+numbers alone or among others (up to float rounding).
+
+For speed nothing leaves the device inside the loop: each seed's batches are drawn
+``chunk`` steps at a time on the device; the stopping criterion (the batch's largest
+absolute error below ``stop_linf``) is applied on the device by freezing that seed's
+parameters, exactly at the step where it is first met; the host looks at the device
+only every ``check_every`` steps, to end the loop once every seed has stopped.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass, field
+
+import numpy as np
+import torch
+from tqdm.auto import tqdm
+
+from .metrics import bos_mass
+from .model import PARAM_NAMES, AttentionModel, forward_stacked
+from .task import TriggerTask
+
+BETAS = (0.9, 0.95)
+ADAM_EPS = 1e-8
+DATA_SEED_OFFSET = 1_000_003  # a run's batches come from seed + this; its initialisation from seed
+
+
+class NonFiniteLossError(RuntimeError):
+    """Training produced a NaN or infinite loss."""
+
+
+@dataclass
+class TrainResult:
+    """A trained model, how many updates it took, and its history (one entry per step).
+
+    ``history`` holds ``loss`` (MSE of the batch), ``linf`` (the batch's largest absolute
+    error) and ``bos_mass`` (steps, n_layers, n_heads) at non-trigger positions, each
+    measured on the step's batch before that step's update. Its last entry is the state
+    that met the stopping criterion when ``stopped_early``.
+    """
+
+    model: AttentionModel
+    seed: int
+    steps: int
+    stopped_early: bool
+    history: dict[str, np.ndarray] = field(repr=False)
+
+
+def resolve_device(device: torch.device | str | None) -> torch.device:
+    """``device``, or CUDA when it is available and the CPU otherwise."""
+    if device is None:
+        return torch.device("cuda" if torch.cuda.is_available() else "cpu")
+    return torch.device(device)
+
+
+def _data_chunk(task: TriggerTask, batch_size: int) -> int:
+    # steps of data drawn at once: about 1M numbers per tensor; depends on the task only,
+    # so a seed's data stream is the same whatever else is trained beside it
+    return max(1, min(32, 2**20 // (batch_size * task.seq_len * task.d_model)))
+
+
+def _validate(task, models, seeds, steps, lr, batch_size, stop_linf, check_every):
+    if not isinstance(task, TriggerTask):
+        raise ValueError(f"task must be a TriggerTask, got {type(task).__name__}")
+    if not models:
+        raise ValueError("models must hold at least one AttentionModel")
+    for m in models:
+        if not isinstance(m, AttentionModel):
+            raise ValueError(f"models must be AttentionModel instances, got {type(m).__name__}")
+        if m.config != models[0].config:
+            raise ValueError(f"models must share one config, got {m.config} and {models[0].config}")
+    cfg = models[0].config
+    if cfg["d_model"] != task.d_model:
+        raise ValueError(f"model d_model ({cfg['d_model']}) must equal task.d_model ({task.d_model})")
+    if cfg["residual"] != task.residual:
+        raise ValueError(f"model residual ({cfg['residual']}) must equal task.residual ({task.residual})")
+    if len(seeds) != len(models):
+        raise ValueError(f"seeds must give one seed per model: {len(seeds)} seeds for {len(models)} models")
+    for s in seeds:
+        if not isinstance(s, int) or isinstance(s, bool) or s < 0:
+            raise ValueError(f"seed must be a non-negative integer, got {s!r}")
+    for name, value in (("steps", steps), ("batch_size", batch_size), ("check_every", check_every)):
+        if not isinstance(value, int) or isinstance(value, bool) or value < 1:
+            raise ValueError(f"{name} must be a positive integer, got {value!r}")
+    if not (isinstance(lr, (int, float)) and math.isfinite(lr) and lr > 0):
+        raise ValueError(f"lr must be a positive finite number, got {lr!r}")
+    if stop_linf is not None and not (isinstance(stop_linf, (int, float)) and stop_linf > 0):
+        raise ValueError(f"stop_linf must be a positive number or None (no early stop), got {stop_linf!r}")
+
+
+def train_many(
+    models: list[AttentionModel],
+    task: TriggerTask,
+    *,
+    seeds: list[int],
+    steps: int,
+    lr: float,
+    batch_size: int = 128,
+    stop_linf: float | None = 5e-3,
+    device: torch.device | str | None = None,
+    progress: bool = True,
+    check_every: int = 50,
+) -> list[TrainResult]:
+    """Train models of one config side by side; model ``i`` sees the data stream of ``seeds[i]``.
+
+    Each model stops (freezes) on its own criterion. The models are updated in place and
+    returned in their results, on the device they came from.
+    """
+    _validate(task, models, seeds, steps, lr, batch_size, stop_linf, check_every)
+    dev = resolve_device(device)
+    cfg = models[0].config
+    S = len(models)
+    params = {
+        name: torch.stack([getattr(m, name).detach() for m in models]).to(dev).requires_grad_() for name in PARAM_NAMES
+    }  # (S, layers, heads, d, d)
+    adam_m = {name: torch.zeros_like(p) for name, p in params.items()}
+    adam_v = {name: torch.zeros_like(p) for name, p in params.items()}
+    gens = [torch.Generator(dev).manual_seed(s + DATA_SEED_OFFSET) for s in seeds]
+    chunk = _data_chunk(task, batch_size)
+    stop = -math.inf if stop_linf is None else float(stop_linf)
+
+    active = torch.ones(S, dtype=torch.bool, device=dev)
+    updates = torch.zeros(S, dtype=torch.long, device=dev)  # updates applied to each seed
+    first_bad = torch.full((S,), -1, dtype=torch.long, device=dev)  # first step with a non-finite loss
+    hist_loss = torch.full((steps, S), math.nan, device=dev)
+    hist_linf = torch.full((steps, S), math.nan, device=dev)
+    hist_bos = torch.full((steps, S, cfg["n_layers"], cfg["n_heads"]), math.nan, device=dev)
+
+    bar = tqdm(total=steps, disable=not progress, desc=f"{cfg['attention']} x{S}", leave=False)
+    last = steps - 1
+    for step in range(steps):
+        if step % chunk == 0:
+            batches = [task.sample(chunk * batch_size, generator=g, device=dev) for g in gens]
+            shape = (S, chunk, batch_size, task.seq_len)
+            xs = torch.stack([b.x for b in batches]).view(*shape, task.d_model)
+            ys = torch.stack([b.y for b in batches]).view(*shape, task.d_model)
+            masks = torch.stack([b.is_nontrigger for b in batches]).view(*shape)
+        x, y, mask = xs[:, step % chunk], ys[:, step % chunk], masks[:, step % chunk]
+
+        y_hat, attn = forward_stacked(params, x, attention=cfg["attention"], residual=cfg["residual"])
+        err = y_hat - y  # (S, batch, seq, d)
+        loss = err.pow(2).mean(dim=(1, 2, 3))  # (S,)
+        linf = err.detach().abs().amax(dim=(1, 2, 3))
+        with torch.no_grad():
+            finite = torch.isfinite(loss.detach())
+            first_bad = torch.where(~finite & (first_bad < 0), step, first_bad)
+            active &= finite & (linf >= stop)  # criterion met: freeze before this step's update
+            hist_loss[step] = loss.detach()
+            hist_linf[step] = linf
+            hist_bos[step] = torch.stack([bos_mass(a, mask) for a in attn], dim=1)
+
+        grads = torch.autograd.grad(loss.sum(), list(params.values()))
+        with torch.no_grad():
+            t = step + 1  # every still-active seed has been updated at every step so far
+            gate = active.to(loss.dtype).view(S, 1, 1, 1, 1)
+            for (name, p), g in zip(params.items(), grads):
+                adam_m[name].mul_(BETAS[0]).add_(g, alpha=1 - BETAS[0])
+                adam_v[name].mul_(BETAS[1]).addcmul_(g, g, value=1 - BETAS[1])
+                m_hat = adam_m[name] / (1 - BETAS[0] ** t)
+                v_hat = adam_v[name] / (1 - BETAS[1] ** t)
+                p.sub_(gate * lr * m_hat / (v_hat.sqrt() + ADAM_EPS))
+            updates += active
+
+        if (step + 1) % check_every == 0 or step == last:
+            bar.update(step + 1 - bar.n)
+            if (first_bad >= 0).any():
+                s = int(torch.nonzero(first_bad >= 0)[0])
+                raise NonFiniteLossError(
+                    f"non-finite loss at step {int(first_bad[s])} (seed {seeds[s]}) with "
+                    f"model {cfg}, task {task}, lr={lr}, batch_size={batch_size}"
+                )
+            if not active.any():
+                break
+    bar.close()
+
+    n_updates = updates.cpu().tolist()
+    stopped = (~active).cpu().tolist()
+    results = []
+    for i, (m, seed) in enumerate(zip(models, seeds)):
+        with torch.no_grad():
+            for name in PARAM_NAMES:
+                getattr(m, name).copy_(params[name][i].to(getattr(m, name).device))
+        n_hist = n_updates[i] + 1 if stopped[i] else n_updates[i]
+        history = {
+            "step": np.arange(n_hist),
+            "loss": hist_loss[:n_hist, i].cpu().numpy(),
+            "linf": hist_linf[:n_hist, i].cpu().numpy(),
+            "bos_mass": hist_bos[:n_hist, i].cpu().numpy(),
+        }
+        results.append(TrainResult(m, seed, n_updates[i], stopped[i], history))
+    return results
+
+
+def train(
+    model: AttentionModel,
+    task: TriggerTask,
+    *,
+    steps: int,
+    lr: float,
+    batch_size: int = 128,
+    seed: int = 0,
+    stop_linf: float | None = 5e-3,
+    device: torch.device | str | None = None,
+    progress: bool = True,
+    check_every: int = 50,
+) -> TrainResult:
+    """Train one model (in place) on batches from the data stream of ``seed``."""
+    return train_many(
+        [model],
+        task,
+        seeds=[seed],
+        steps=steps,
+        lr=lr,
+        batch_size=batch_size,
+        stop_linf=stop_linf,
+        device=device,
+        progress=progress,
+        check_every=check_every,
+    )[0]
+
+
+def train_seeds(
+    task: TriggerTask,
+    seeds: list[int],
+    *,
+    attention: str = "softmax",
+    n_heads: int = 1,
+    n_layers: int = 1,
+    **train_kwargs,
+) -> list[TrainResult]:
+    """Initialise one model per seed (``AttentionModel(seed=s)``) and train them together."""
+    models = [AttentionModel(task.d_model, n_heads, n_layers, attention, task.residual, seed=s) for s in seeds]
+    return train_many(models, task, seeds=list(seeds), **train_kwargs)

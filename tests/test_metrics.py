@@ -1,0 +1,86 @@
+import math
+
+import pytest
+import torch
+
+from attnsink import TriggerTask
+from attnsink.metrics import attn_mass, bos_mass, bos_share, bos_value_ratio, sink_rate, task_errors
+
+
+def one_hot_rows(L, key):
+    a = torch.zeros(1, 1, L, L)
+    a[..., key] = 1.0
+    return a
+
+
+def test_bos_and_attn_mass_known_answer():
+    L = 4
+    a = torch.zeros(2, 2, L, L)  # (batch, heads, query, key)
+    a[:, 0, :, 0] = 1.0  # head 0: pure sink
+    a[:, 1, :, 0] = 0.25  # head 1: 0.25 on BOS, 0.5 elsewhere
+    a[:, 1, 1:, 1] = 0.5
+    mask = torch.tensor([[False, True, False, True], [False, True, True, False]])
+    torch.testing.assert_close(bos_mass(a, mask), torch.tensor([1.0, 0.25]))
+    torch.testing.assert_close(attn_mass(a, mask), torch.tensor([1.0, 0.75]))
+    torch.testing.assert_close(bos_share(a, mask), torch.tensor([1.0, 1 / 3]))
+
+
+def test_masked_rows_only_count():
+    a = torch.zeros(1, 1, 3, 3)
+    a[0, 0, 1, 0] = 1.0  # row 1 on BOS
+    a[0, 0, 2, 2] = 1.0  # row 2 elsewhere
+    assert bos_mass(a, torch.tensor([[False, True, False]])).item() == 1.0
+    assert bos_mass(a, torch.tensor([[False, False, True]])).item() == 0.0
+    assert bos_mass(a, torch.tensor([[False, True, True]])).item() == 0.5
+
+
+def test_leading_dims_for_stacks():
+    a = torch.rand(5, 3, 2, 4, 4)  # (seeds, batch, heads, query, key)
+    mask = torch.rand(5, 3, 4) > 0.3
+    mask[..., 1] = True
+    out = bos_mass(a, mask)
+    assert out.shape == (5, 2)
+    torch.testing.assert_close(out[2], bos_mass(a[2], mask[2]))
+
+
+def test_bos_share_nan_for_switched_off_head():
+    a = torch.zeros(1, 1, 3, 3)
+    assert math.isnan(bos_share(a, torch.ones(1, 3, dtype=torch.bool)).item())
+
+
+def test_sink_rate_threshold():
+    L = 5
+    sink = one_hot_rows(L, 0)
+    diffuse = torch.ones(1, 1, L, L).tril() / torch.arange(1, L + 1)[:, None]
+    attn = [torch.cat([sink, diffuse], dim=1), torch.cat([diffuse, diffuse], dim=1)]
+    # diffuse head: weight on BOS averaged over queries 1..4 is (1/2+1/3+1/4+1/5)/4 = 0.32 > 0.3
+    assert sink_rate(attn) == 1.0
+    assert sink_rate(attn, threshold=0.5) == 0.25
+    with pytest.raises(ValueError, match="threshold"):
+        sink_rate(attn, threshold=1.5)
+
+
+def test_bos_value_ratio():
+    task = TriggerTask(d_model=5, seq_len=6)
+    b = task.sample(3, generator=torch.Generator().manual_seed(0))
+    values = torch.ones(3, 1, 6, 5)
+    values[:, :, 0] *= 0.1  # BOS's value one tenth as long
+    values[:, 0][b.is_trigger] *= 100.0  # the trigger is not a content token: ignored
+    torch.testing.assert_close(bos_value_ratio(values, b), torch.tensor([0.1]))
+
+
+def test_task_errors():
+    task = TriggerTask(d_model=4, seq_len=5)
+    b = task.sample(10, generator=torch.Generator().manual_seed(0))
+    perfect = task_errors(b.y.clone(), b, task)
+    assert perfect == {"mse": 0.0, "linf": 0.0, "rel_err_trigger": 0.0, "rel_err_nontrigger": 0.0}
+    zero = task_errors(torch.zeros_like(b.y), b, task)
+    assert zero["rel_err_trigger"] == pytest.approx(1.0) and zero["rel_err_nontrigger"] == 0.0
+    noisy = b.y.clone()
+    noisy[b.is_nontrigger] += 0.5
+    errs = task_errors(noisy, b, task)
+    assert errs["linf"] == pytest.approx(0.5) and errs["rel_err_trigger"] == 0.0 and errs["rel_err_nontrigger"] > 0
+    # residual task: errors relative to the update, not to x
+    rtask = TriggerTask(d_model=4, seq_len=5, residual=True)
+    rb = rtask.sample(10, generator=torch.Generator().manual_seed(0))
+    assert task_errors(rb.x.clone(), rb, rtask)["rel_err_trigger"] == pytest.approx(1.0)

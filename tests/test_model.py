@@ -1,0 +1,97 @@
+import pytest
+import torch
+
+from attnsink import AttentionModel, TriggerTask
+from attnsink.attention import causal_mask, relu, softmax
+
+
+def batch(n=8, **kw):
+    return TriggerTask(**kw).sample(n, generator=torch.Generator().manual_seed(1))
+
+
+@pytest.mark.parametrize("attention", ["softmax", "relu"])
+def test_shapes(attention):
+    m = AttentionModel(16, n_heads=3, n_layers=2, attention=attention, residual=True, seed=0)
+    y_hat, attn = m(batch().x)
+    assert y_hat.shape == (8, 16, 16)
+    assert len(attn) == 2 and all(a.shape == (8, 3, 16, 16) for a in attn)
+
+
+def test_softmax_rows_sum_to_one_over_causal_keys():
+    m = AttentionModel(16, n_heads=2, seed=0, init_std=1.0)  # large weights: far from uniform
+    _, (a,) = m(batch().x)
+    torch.testing.assert_close(a.sum(-1), torch.ones(8, 2, 16))
+    assert (a.masked_select(~causal_mask(16, a.device)) == 0).all()
+    assert (a[..., 0, 0] == 1).all()
+
+
+def test_relu_divides_by_max_i_1():
+    scores = torch.randn(5, 1, 6, 6)
+    mask = causal_mask(6, scores.device)
+    w = relu(scores, mask)
+    for i in range(6):
+        for k in range(6):
+            expected = torch.clamp(scores[:, 0, i, k], min=0) / max(i, 1) if k <= i else torch.zeros(5)
+            torch.testing.assert_close(w[:, 0, i, k], expected)
+
+
+def test_softmax_rule_matches_formula():
+    scores = torch.randn(3, 2, 5, 5)
+    w = softmax(scores, causal_mask(5, scores.device))
+    for i in range(5):
+        e = scores[..., i, : i + 1].exp()
+        torch.testing.assert_close(w[..., i, : i + 1], e / e.sum(-1, keepdim=True))
+
+
+def test_forward_matches_direct_formula():
+    torch.manual_seed(0)
+    m = AttentionModel(16, n_heads=2, seed=4, init_std=0.3)
+    x = batch(n=3).x
+    y_hat, (a,) = m(x)
+    expected = torch.zeros(3, 16, 16)
+    for h in range(2):
+        q, k, v = x @ m.W_Q[0, h], x @ m.W_K[0, h], x @ m.W_V[0, h]
+        s = (q @ k.transpose(1, 2)).masked_fill(~torch.ones(16, 16, dtype=torch.bool).tril(), -torch.inf)
+        expected += (s.softmax(-1) @ v) @ m.W_O[0, h]
+    torch.testing.assert_close(y_hat, expected, rtol=1e-4, atol=1e-6)
+
+
+def test_residual_adds_layer_output():
+    m = AttentionModel(16, n_layers=1, residual=True, seed=0)
+    plain = AttentionModel(16, n_layers=1, residual=False, seed=0)
+    x = batch().x
+    torch.testing.assert_close(m(x)[0], x + plain(x)[0])
+
+
+def test_init_is_paper_init_and_seeded():
+    m = AttentionModel(64, n_heads=4, seed=0)
+    for name in ("W_Q", "W_K", "W_V", "W_O"):
+        w = getattr(m, name)
+        assert w.shape == (1, 4, 64, 64)
+        assert abs(w.std().item() - 0.02) < 0.001 and abs(w.mean().item()) < 0.001
+    assert torch.equal(AttentionModel(16, seed=3).W_Q, AttentionModel(16, seed=3).W_Q)
+    assert not torch.equal(AttentionModel(16, seed=3).W_Q, AttentionModel(16, seed=4).W_Q)
+    assert sum(p.numel() for p in AttentionModel(16).parameters()) == 4 * 16 * 16  # no biases
+
+
+@pytest.mark.parametrize(
+    "kwargs, name",
+    [
+        ({"attention": "linear"}, "attention"),
+        ({"n_heads": 0}, "n_heads"),
+        ({"n_layers": 0}, "n_layers"),
+        ({"n_layers": 2}, "n_layers"),  # needs residual
+        ({"residual": "yes"}, "residual"),
+        ({"seed": -1}, "seed"),
+    ],
+)
+def test_invalid_model(kwargs, name):
+    with pytest.raises(ValueError, match=name):
+        AttentionModel(16, **kwargs)
+
+
+def test_invalid_d_model_and_input():
+    with pytest.raises(ValueError, match="d_model"):
+        AttentionModel(0)
+    with pytest.raises(ValueError, match="shape"):
+        AttentionModel(16)(torch.zeros(2, 5, 8))

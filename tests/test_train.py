@@ -1,0 +1,94 @@
+import numpy as np
+import pytest
+import torch
+
+from attnsink import AttentionModel, NonFiniteLossError, TriggerTask, evaluate, train, train_many, train_seeds
+
+TASK = TriggerTask(d_model=8, seq_len=8)
+
+
+def fit(seed=0, steps=40, **kw):
+    m = AttentionModel(8, seed=seed)
+    return train(m, TASK, steps=steps, lr=1e-2, batch_size=32, seed=seed, progress=False, **kw)
+
+
+def test_history_and_steps():
+    r = fit(stop_linf=None)
+    assert r.steps == 40 and not r.stopped_early
+    assert r.history["loss"].shape == (40,) and r.history["bos_mass"].shape == (40, 1, 1)
+    assert np.isfinite(r.history["loss"]).all()
+    assert r.history["loss"][-5:].mean() < r.history["loss"][:5].mean()
+
+
+def test_same_seed_same_numbers():
+    a, b = fit(seed=5), fit(seed=5)
+    assert np.array_equal(a.history["loss"], b.history["loss"])
+    assert torch.equal(a.model.W_Q, b.model.W_Q)
+    assert not np.array_equal(a.history["loss"], fit(seed=6).history["loss"])
+
+
+def test_seeds_side_by_side_equal_single_runs():
+    seeds = [0, 3, 7]
+    together = train_seeds(TASK, seeds, steps=60, lr=1e-2, batch_size=32, progress=False, stop_linf=None)
+    for seed, r in zip(seeds, together):
+        alone = fit(seed=seed, steps=60, stop_linf=None)
+        np.testing.assert_allclose(r.history["loss"], alone.history["loss"], rtol=1e-4, atol=1e-7)
+        torch.testing.assert_close(r.model.W_O, alone.model.W_O, rtol=1e-4, atol=1e-6)
+
+
+def test_early_stop_is_exact_and_per_seed():
+    # the stop is the first step whose batch error is below the threshold, for each seed alone
+    free = train_seeds(TASK, [0, 1], steps=300, lr=1e-2, batch_size=32, progress=False, stop_linf=None)
+    threshold = float(np.median([r.history["linf"][-1] for r in free])) * 1.5
+    stopped = train_seeds(TASK, [0, 1], steps=300, lr=1e-2, batch_size=32, progress=False, stop_linf=threshold)
+    for f, s in zip(free, stopped):
+        first = int(np.argmax(f.history["linf"] < threshold))
+        assert f.history["linf"][first] < threshold
+        assert s.stopped_early and s.steps == first
+        assert len(s.history["linf"]) == first + 1 and s.history["linf"][-1] < threshold
+    assert stopped[0].steps != stopped[1].steps  # frozen independently
+
+
+def test_trained_softmax_sinks_and_relu_switches_off():
+    task = TriggerTask()
+    soft, relu = (
+        train_seeds(task, [0], attention=a, steps=3000, lr=1e-3, progress=False)[0] for a in ("softmax", "relu")
+    )
+    assert soft.stopped_early and relu.stopped_early
+    s, r = evaluate(soft.model, task, n=200).summary(), evaluate(relu.model, task, n=200).summary()
+    assert s["bos_mass_nontrigger"] > 0.95 and s["rel_err_trigger"] < 1e-3
+    assert r["attn_mass_nontrigger"] < 0.01 and r["rel_err_trigger"] < 1e-3
+
+
+def test_non_finite_loss_names_step_and_config():
+    m = AttentionModel(8, seed=0, init_std=1e18)  # scores overflow to inf and nan at once
+    with pytest.raises(NonFiniteLossError, match=r"step 0 .*'attention': 'softmax'"):
+        train(m, TASK, steps=10, lr=1e-3, progress=False)
+
+
+@pytest.mark.parametrize(
+    "kwargs, name",
+    [
+        ({"steps": 0}, "steps"),
+        ({"steps": 2.5}, "steps"),
+        ({"lr": 0}, "lr"),
+        ({"lr": -1e-3}, "lr"),
+        ({"lr": float("nan")}, "lr"),
+        ({"batch_size": 0}, "batch_size"),
+        ({"stop_linf": -1.0}, "stop_linf"),
+        ({"seed": -2}, "seed"),
+    ],
+)
+def test_invalid_training_args(kwargs, name):
+    args = {"steps": 5, "lr": 1e-3, **kwargs}
+    with pytest.raises(ValueError, match=name):
+        train(AttentionModel(8), TASK, progress=False, **args)
+
+
+def test_mismatched_models():
+    with pytest.raises(ValueError, match="d_model"):
+        train(AttentionModel(16), TASK, steps=5, lr=1e-3, progress=False)
+    with pytest.raises(ValueError, match="one config"):
+        train_many([AttentionModel(8), AttentionModel(8, attention="relu")], TASK, seeds=[0, 1], steps=5, lr=1e-3)
+    with pytest.raises(ValueError, match="residual"):
+        train(AttentionModel(8, residual=True), TASK, steps=5, lr=1e-3, progress=False)
