@@ -3,7 +3,6 @@ import torch
 
 from attnsink import TriggerTask
 
-
 DEFAULT = TriggerTask()
 
 
