@@ -40,17 +40,18 @@ def _heatmap(ax, matrix: np.ndarray, *, title: str, vmax: float, trigger_pos: in
 
 
 def attention_mean_std(figure_attn: dict[str, torch.Tensor], trigger_pos: int) -> plt.Figure:
-    """The paper's Figure 3 layout: mean and std of attention over test sequences, per rule.
+    """The paper's Figure 3: mean and std of attention over test sequences, one row per rule.
 
     ``figure_attn`` maps a rule name to (sequences, query, key) weights of a one-head model,
     all with the trigger at ``trigger_pos`` (outlined in blue). Used in chapter 1.
     """
-    fig, axes = plt.subplots(1, 2 * len(figure_attn), figsize=(4.6 * 2 * len(figure_attn), 4.2))
-    for i, (name, attn) in enumerate(figure_attn.items()):
+    n = len(figure_attn)
+    fig, axes = plt.subplots(n, 2, figsize=(9.5, 4.3 * n), squeeze=False)
+    for row, (name, attn) in zip(axes, figure_attn.items()):
         a = attn.detach().float().cpu()
         mean, std = a.mean(dim=0).numpy(), a.std(dim=0).numpy()
-        _heatmap(axes[2 * i], mean, title=f"{name}: mean", vmax=max(1.0, float(mean.max())), trigger_pos=trigger_pos)
-        _heatmap(axes[2 * i + 1], std, title=f"{name}: std", vmax=max(0.05, float(std.max())), trigger_pos=trigger_pos)
+        _heatmap(row[0], mean, title=f"{name}: mean", vmax=max(1.0, float(mean.max())), trigger_pos=trigger_pos)
+        _heatmap(row[1], std, title=f"{name}: std", vmax=max(0.05, float(std.max())), trigger_pos=trigger_pos)
     fig.tight_layout()
     return fig
 
@@ -127,5 +128,22 @@ def training_curves(results: dict[str, list[TrainResult]], *, stop_linf: float |
             ax.get_legend().remove()
     axes[-1].set_ylim(-0.03, 1.03)
     sns.despine(fig)
+    fig.tight_layout()
+    return fig
+
+
+def sequence(x: torch.Tensor, y: torch.Tensor, trigger_pos: int) -> plt.Figure:
+    """One input sequence and its target as (position, coordinate) maps. Used in chapter 1."""
+    fig, axes = plt.subplots(1, 2, figsize=(10, 4.2))
+    lim = max(1.0, float(x.abs().max()))
+    for ax, m, title in ((axes[0], x, "input x"), (axes[1], y, "target y")):
+        sns.heatmap(
+            m.detach().cpu().numpy(), ax=ax, cmap="vlag", vmin=-lim, vmax=lim, square=True, cbar_kws={"shrink": 0.7}
+        )
+        ax.set_title(title, fontsize=11)
+        ax.set_xlabel("coordinate")
+        ax.set_ylabel("position")
+        ax.axhline(trigger_pos, color="tab:blue", lw=1.5)
+        ax.axhline(trigger_pos + 1, color="tab:blue", lw=1.5)
     fig.tight_layout()
     return fig

@@ -19,7 +19,7 @@ from dataclasses import dataclass, field
 
 import numpy as np
 import torch
-from tqdm.auto import tqdm
+from tqdm import tqdm
 
 from .metrics import bos_mass
 from .model import PARAM_NAMES, AttentionModel, forward_stacked
