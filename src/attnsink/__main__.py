@@ -72,7 +72,7 @@ def main(argv: list[str] | None = None) -> int:
     result = EXPERIMENTS[args.name](profile, seeds=args.seeds, device=args.device, progress=args.progress)
 
     table = pd.DataFrame(result.runs)[TABLE_COLUMNS]
-    with pd.option_context("display.float_format", "{:.3g}".format, "display.width", 200):
+    with pd.option_context("display.float_format", "{:.4g}".format, "display.width", 200):
         print(table.to_string(index=False))
 
     args.out.parent.mkdir(parents=True, exist_ok=True)

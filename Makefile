@@ -1,0 +1,37 @@
+# Two commands do everything on a fresh machine (see README.md):
+#   make book   build the HTML book into _build/html, executing every chapter
+#   make test   run the unit tests and execute every chapter under pytest (nbmake)
+# Both create a virtual environment in .venv first. Where no NVIDIA GPU is present, the
+# CPU build of PyTorch is installed before the project, so pip never pulls the CUDA one.
+
+PYTHON ?= python3
+VENV ?= .venv
+BIN := $(VENV)/bin
+TORCH_CPU ?= torch==2.13.0
+BOOKFLAGS ?= -W --keep-going
+STAMP := $(VENV)/.installed
+
+.PHONY: book test env clean
+
+env: $(STAMP)
+
+$(STAMP): pyproject.toml
+	$(PYTHON) -m venv $(VENV)
+	$(BIN)/python -m pip install --quiet --upgrade pip
+	@if command -v nvidia-smi >/dev/null 2>&1 && nvidia-smi >/dev/null 2>&1; then \
+		echo "NVIDIA GPU found: PyTorch comes with the project (CUDA build)"; \
+	else \
+		echo "no NVIDIA GPU: installing the CPU build of PyTorch ($(TORCH_CPU))"; \
+		$(BIN)/python -m pip install --quiet "$(TORCH_CPU)"; \
+	fi
+	$(BIN)/python -m pip install --quiet -e ".[book,test,dev]"
+	touch $(STAMP)
+
+book: $(STAMP)
+	$(BIN)/jupyter-book build . $(BOOKFLAGS)
+
+test: $(STAMP)
+	$(BIN)/python -m pytest tests --nbmake book/ --nbmake-timeout=1200 --durations=10
+
+clean:
+	rm -rf _build

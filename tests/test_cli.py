@@ -1,0 +1,68 @@
+import json
+
+import pytest
+
+from attnsink.__main__ import main
+from attnsink.experiments import PROFILE_ENV, resolve_profile
+
+
+def test_profile_resolution(monkeypatch):
+    monkeypatch.delenv(PROFILE_ENV, raising=False)
+    assert resolve_profile() in ("quick", "full")
+    monkeypatch.setenv(PROFILE_ENV, "full")
+    assert resolve_profile() == "full"
+    assert resolve_profile("quick") == "quick"  # an explicit choice wins
+    monkeypatch.setenv(PROFILE_ENV, "fast")
+    with pytest.raises(ValueError, match=PROFILE_ENV):
+        resolve_profile()
+    with pytest.raises(ValueError, match="profile"):
+        resolve_profile("medium")
+
+
+def test_reproduce_single_layer_writes_json_and_figure(tmp_path, capsys):
+    out = tmp_path / "r.json"
+    assert main(["reproduce", "single_layer", "--profile", "quick", "--seeds", "1", "--out", str(out)]) == 0
+    data = json.loads(out.read_text())
+    assert data["experiment"] == "single_layer" and data["profile"] == "quick"
+    assert [(r["attention"], r["seed"]) for r in data["runs"]] == [("softmax", 0), ("relu", 0)]
+    keys = {
+        "n_layers",
+        "n_heads",
+        "steps",
+        "stopped_early",
+        "linf",
+        "mse",
+        "rel_err_trigger",
+        "rel_err_nontrigger",
+        "bos_mass_nontrigger",
+        "attn_mass_nontrigger",
+        "sink_rate",
+    }
+    for run in data["runs"]:
+        assert keys <= run.keys()
+        assert run["stopped_early"] and run["n_layers"] == 1 and run["n_heads"] == 1
+    soft, relu = data["runs"]
+    assert soft["bos_mass_nontrigger"] >= 0.95 and relu["attn_mass_nontrigger"] <= 0.01
+    assert relu["bos_share_nontrigger"] is None  # 0/0 for a switched-off head: null, not NaN
+    assert (tmp_path / "r.figure3.png").stat().st_size > 10_000
+    table = capsys.readouterr().out
+    assert "softmax" in table and "bos_mass_nontrigger" in table
+
+    # the same command twice gives the same JSON
+    again = tmp_path / "again.json"
+    main(["reproduce", "single_layer", "--profile", "quick", "--seeds", "1", "--out", str(again)])
+    assert again.read_text() == out.read_text()
+
+
+@pytest.mark.parametrize(
+    "args",
+    [
+        ["reproduce", "nope"],
+        ["reproduce", "single_layer", "--seeds", "0"],
+        ["reproduce", "single_layer", "--profile", "medium"],
+    ],
+)
+def test_bad_arguments(args):
+    with pytest.raises(SystemExit) as e:
+        main(args)
+    assert e.value.code == 2
