@@ -1,0 +1,183 @@
+"""Training throughput for the paper's one-layer setting: a straightforward loop vs the library.
+
+Measures, for softmax and ReLU one-layer one-head models (d_model = seq_len = 16, batch 128,
+lr 1e-3, Adam (0.9, 0.95)):
+
+(a) baseline: what one writes first -- sequences sampled one at a time by an IterableDataset
+    through a DataLoader, one model, ``.item()`` on the loss every step for the stop check;
+(b) the library, one model (``attnsink.train``);
+(c) the library, S seeds at once (``attnsink.train_seeds``), reported per model.
+
+Steps per second are measured over a fixed number of steps with the early stop off; the
+time to the stopping criterion (largest batch error below 5e-3) with it on. Every number
+is the median of ``--repeats`` runs. Run:
+
+    python benchmarks/bench_train.py [--seeds 16] [--repeats 3] [--out bench.json] [--device cpu]
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import statistics
+import time
+
+import torch
+from torch import nn
+from torch.utils.data import DataLoader, IterableDataset
+
+from attnsink import AttentionModel, TriggerTask, train, train_seeds
+
+TASK = TriggerTask()
+LR, BATCH, STOP = 1e-3, 128, 5e-3
+
+
+class OneSequenceAtATime(IterableDataset):
+    """Baseline data: draws each sequence on its own, as a per-example dataset does."""
+
+    def __init__(self, task: TriggerTask, seed: int):
+        self.task, self.seed = task, seed
+
+    def __iter__(self):
+        g = torch.Generator().manual_seed(self.seed)
+        while True:
+            b = self.task.sample(1, generator=g)
+            yield b.x[0], b.y[0]
+
+
+class BaselineHead(nn.Module):
+    """The same one-head model, written the usual way with nn.Linear layers."""
+
+    def __init__(self, d: int, attention: str):
+        super().__init__()
+        self.q, self.k, self.v, self.o = (nn.Linear(d, d, bias=False) for _ in range(4))
+        for lin in (self.q, self.k, self.v, self.o):
+            nn.init.normal_(lin.weight, std=0.02)
+        self.attention = attention
+
+    def forward(self, x):
+        L = x.shape[1]
+        scores = self.q(x) @ self.k(x).transpose(1, 2)
+        mask = torch.ones(L, L, dtype=torch.bool).tril()
+        if self.attention == "softmax":
+            a = scores.masked_fill(~mask, float("-inf")).softmax(-1)
+        else:
+            a = torch.relu(scores).masked_fill(~mask, 0.0) / torch.arange(L).clamp(min=1)[:, None]
+        return self.o(a @ self.v(x))
+
+
+def baseline(attention: str, steps: int, stop: float | None, seed: int = 0) -> tuple[int, float]:
+    torch.manual_seed(seed)
+    model = BaselineHead(TASK.d_model, attention)
+    opt = torch.optim.Adam(model.parameters(), lr=LR, betas=(0.9, 0.95))
+    loader = iter(DataLoader(OneSequenceAtATime(TASK, seed), batch_size=BATCH))
+    start = time.perf_counter()
+    for step in range(steps):
+        x, y = next(loader)
+        err = model(x) - y
+        loss = err.pow(2).mean()
+        if stop is not None and err.abs().max().item() < stop:
+            return step, time.perf_counter() - start
+        opt.zero_grad()
+        loss.backward()
+        opt.step()
+        loss.item()  # the per-step host sync of a logging loop
+    return steps, time.perf_counter() - start
+
+
+def library(attention: str, steps: int, stop: float | None, device: str, seeds: int = 1) -> tuple[int, float]:
+    start = time.perf_counter()
+    if seeds == 1:
+        model = AttentionModel(TASK.d_model, attention=attention, seed=0)
+        r = train(model, TASK, steps=steps, lr=LR, stop_linf=stop, device=device, progress=False)
+        n = r.steps
+    else:
+        rs = train_seeds(
+            TASK,
+            list(range(seeds)),
+            attention=attention,
+            steps=steps,
+            lr=LR,
+            stop_linf=stop,
+            device=device,
+            progress=False,
+        )
+        n = max(r.steps for r in rs)
+    if device.startswith("cuda"):
+        torch.cuda.synchronize()
+    return n, time.perf_counter() - start
+
+
+def median_of(repeats: int, fn):
+    runs = [fn() for _ in range(repeats)]
+    return statistics.median(r[1] for r in runs), runs[0][0]
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--seeds", type=int, default=16, help="S, models trained at once in (c)")
+    parser.add_argument("--steps", type=int, default=200, help="steps timed for steps per second")
+    parser.add_argument("--baseline-steps", type=int, default=100, help="steps timed for the (slow) baseline")
+    parser.add_argument("--repeats", type=int, default=3)
+    parser.add_argument("--device", default="cuda" if torch.cuda.is_available() else "cpu")
+    parser.add_argument("--out", default=None, help="write the results as JSON here")
+    args = parser.parse_args()
+
+    rows, out = [], {"device": args.device, "torch_threads": torch.get_num_threads(), "seeds": args.seeds}
+    for attention in ("softmax", "relu"):
+        library(attention, 20, None, args.device)  # warm-up
+        t_base, _ = median_of(args.repeats, lambda: baseline(attention, args.baseline_steps, None))
+        t_one, _ = median_of(args.repeats, lambda: library(attention, args.steps, None, args.device))
+        t_many, _ = median_of(args.repeats, lambda: library(attention, args.steps, None, args.device, args.seeds))
+        base_sps, one_sps = args.baseline_steps / t_base, args.steps / t_one
+        many_model_sps = args.seeds * args.steps / t_many
+        ttc_base, n_base = median_of(1, lambda: baseline(attention, 50_000, STOP))
+        ttc_one, n_one = median_of(args.repeats, lambda: library(attention, 50_000, STOP, args.device))
+        ttc_many, n_many = median_of(1, lambda: library(attention, 50_000, STOP, args.device, args.seeds))
+        rows.append((attention, base_sps, one_sps, many_model_sps, ttc_base, n_base, ttc_one, n_one, ttc_many))
+        out[attention] = {
+            "baseline_steps_per_s": base_sps,
+            "single_steps_per_s": one_sps,
+            "speedup_single": one_sps / base_sps,
+            "multi_seed_model_steps_per_s": many_model_sps,
+            "speedup_multi_per_model": many_model_sps / one_sps,
+            "baseline_time_to_criterion_s": ttc_base,
+            "baseline_steps_to_criterion": n_base,
+            "single_time_to_criterion_s": ttc_one,
+            "single_steps_to_criterion": n_one,
+            "multi_seed_time_to_criterion_s": ttc_many,
+        }
+    # the headline numbers (softmax, the paper's main model) at the top level
+    out.update(
+        {
+            k: out["softmax"][k]
+            for k in (
+                "baseline_steps_per_s",
+                "single_steps_per_s",
+                "speedup_single",
+                "multi_seed_model_steps_per_s",
+                "speedup_multi_per_model",
+            )
+        }
+    )
+
+    print(f"device {args.device}, {torch.get_num_threads()} threads, S = {args.seeds}, median of {args.repeats}")
+    header = (
+        f"{'attention':<9} {'baseline':>10} {'library':>10} {'x':>6} {'S seeds':>10} {'x':>6}"
+        f"   time to criterion: {'baseline':>9} {'library':>9} {'S seeds':>9}"
+    )
+    print(header)
+    print(f"{'':<9} {'steps/s':>10} {'steps/s':>10} {'':>6} {'/model/s':>10}")
+    for attention, b, o, m, tb, nb, to, no, tm in rows:
+        print(
+            f"{attention:<9} {b:>10.0f} {o:>10.0f} {o / b:>6.1f} {m:>10.0f} {m / o:>6.1f}"
+            f"   {'':>19}{tb:>8.2f}s {to:>8.2f}s {tm:>8.2f}s   ({nb} / {no} steps)"
+        )
+    if args.out:
+        with open(args.out, "w") as f:
+            json.dump(out, f, indent=2)
+        print(f"wrote {args.out}")
+
+
+if __name__ == "__main__":
+    main()
