@@ -108,8 +108,8 @@ def library(attention: str, steps: int, stop: float | None, device: str, seeds: 
     return n, time.perf_counter() - start
 
 
-def median_of(repeats: int, fn):
-    runs = [fn() for _ in range(repeats)]
+def median_of(repeats: int, fn, *args):
+    runs = [fn(*args) for _ in range(repeats)]
     return statistics.median(r[1] for r in runs), runs[0][0]
 
 
@@ -126,14 +126,14 @@ def main() -> None:
     rows, out = [], {"device": args.device, "torch_threads": torch.get_num_threads(), "seeds": args.seeds}
     for attention in ("softmax", "relu"):
         library(attention, 20, None, args.device)  # warm-up
-        t_base, _ = median_of(args.repeats, lambda: baseline(attention, args.baseline_steps, None))
-        t_one, _ = median_of(args.repeats, lambda: library(attention, args.steps, None, args.device))
-        t_many, _ = median_of(args.repeats, lambda: library(attention, args.steps, None, args.device, args.seeds))
+        t_base, _ = median_of(args.repeats, baseline, attention, args.baseline_steps, None)
+        t_one, _ = median_of(args.repeats, library, attention, args.steps, None, args.device)
+        t_many, _ = median_of(args.repeats, library, attention, args.steps, None, args.device, args.seeds)
         base_sps, one_sps = args.baseline_steps / t_base, args.steps / t_one
         many_model_sps = args.seeds * args.steps / t_many
-        ttc_base, n_base = median_of(1, lambda: baseline(attention, 50_000, STOP))
-        ttc_one, n_one = median_of(args.repeats, lambda: library(attention, 50_000, STOP, args.device))
-        ttc_many, n_many = median_of(1, lambda: library(attention, 50_000, STOP, args.device, args.seeds))
+        ttc_base, n_base = median_of(1, baseline, attention, 50_000, STOP)
+        ttc_one, n_one = median_of(args.repeats, library, attention, 50_000, STOP, args.device)
+        ttc_many, n_many = median_of(1, library, attention, 50_000, STOP, args.device, args.seeds)
         rows.append((attention, base_sps, one_sps, many_model_sps, ttc_base, n_base, ttc_one, n_one, ttc_many))
         out[attention] = {
             "baseline_steps_per_s": base_sps,
