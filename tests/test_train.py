@@ -92,3 +92,27 @@ def test_mismatched_models():
         train_many([AttentionModel(8), AttentionModel(8, attention="relu")], TASK, seeds=[0, 1], steps=5, lr=1e-3)
     with pytest.raises(ValueError, match="residual"):
         train(AttentionModel(8, residual=True), TASK, steps=5, lr=1e-3, progress=False)
+
+
+def test_trainer_sees_the_seeds_own_task_samples():
+    # step 0's loss is the initial model's MSE on the first batch of task.sample(..., generator=seed's stream)
+    from attnsink.train import DATA_SEED_OFFSET, _data_chunk
+
+    seed, batch_size = 4, 32
+    model = AttentionModel(8, seed=seed)
+    g = torch.Generator().manual_seed(seed + DATA_SEED_OFFSET)
+    first = TASK.sample(_data_chunk(TASK, batch_size) * batch_size, generator=g)
+    with torch.no_grad():
+        expected = (model(first.x[:batch_size])[0] - first.y[:batch_size]).pow(2).mean().item()
+    r = train(model, TASK, steps=1, lr=1e-3, batch_size=batch_size, seed=seed, progress=False)
+    assert r.history["loss"][0] == pytest.approx(expected, rel=1e-5)
+
+
+def test_build_with_leading_dims_matches_per_batch_build():
+    trig = torch.randint(2, 8, (3, 5))
+    noise = torch.rand(3, 5, 7, 5)
+    stacked = TASK.build(trig, noise)
+    assert stacked.x.shape == (3, 5, 8, 8) and stacked.is_nontrigger.shape == (3, 5, 8)
+    for i in range(3):
+        one = TASK.build(trig[i], noise[i])
+        assert torch.equal(stacked.x[i], one.x) and torch.equal(stacked.y[i], one.y)

@@ -30,12 +30,13 @@ class Batch:
     y: torch.Tensor  # (batch, seq_len, d_model)
     trigger_pos: torch.Tensor  # (batch,) 0-indexed, int64
     is_trigger: torch.Tensor  # (batch, seq_len) bool
+    # (the trainer also builds stacks of batches, with one more leading dimension)
 
     @property
     def is_nontrigger(self) -> torch.Tensor:
         """(batch, seq_len) bool: query positions t >= 1 that are not the trigger."""
         mask = ~self.is_trigger
-        mask[:, 0] = False
+        mask[..., 0] = False
         return mask
 
 
@@ -81,7 +82,7 @@ class TriggerTask:
         device = torch.device(device)
         if generator is not None and generator.device.type != device.type:
             raise ValueError(f"generator is on {generator.device} but device is {device}; they must match")
-        L, n = self.seq_len, self.d_model
+        L = self.seq_len
         if trigger_pos is None:
             j = torch.randint(2, L, (batch_size,), generator=generator, device=device)
         else:
@@ -89,20 +90,30 @@ class TriggerTask:
                 raise ValueError(f"trigger_pos must be an integer in 2..{L - 1} (0-indexed), got {trigger_pos!r}")
             j = torch.full((batch_size,), trigger_pos, dtype=torch.long, device=device)
 
-        pos = torch.arange(L, device=device)
-        is_trigger = pos[None, :] == j[:, None]  # (batch, seq_len)
-        is_content = (pos[None, :] >= 1) & ~is_trigger  # (batch, seq_len)
-        x = torch.zeros(batch_size, L, n, device=device)
-        x[:, 0, BOS] = 1.0
-        x[:, :, TRIGGER] = is_trigger.float()
         noise = torch.rand(batch_size, L - 1, self.n_noise, generator=generator, device=device)
-        x[:, 1:, 2 : n - 1] = 2.0 * noise - 1.0
-        x[:, :, n - 1] = is_content.float()
+        return self.build(j, noise)
+
+    def build(self, trigger_pos: torch.Tensor, noise: torch.Tensor) -> Batch:
+        """The sequences and targets for given trigger positions (*,) and Uniform(0, 1) draws
+        (*, seq_len-1, n_noise); any leading dimensions. :meth:`sample` draws these two and
+        calls this; the trainer draws them for many seeds at once and builds every step's
+        batch in one call.
+        """
+        L, n = self.seq_len, self.d_model
+        lead = tuple(trigger_pos.shape)
+        pos = torch.arange(L, device=noise.device)
+        is_trigger = pos == trigger_pos[..., None]  # (*, seq_len)
+        is_content = (pos >= 1) & ~is_trigger  # (*, seq_len)
+        x = torch.zeros(*lead, L, n, device=noise.device)
+        x[..., 0, BOS] = 1.0
+        x[..., TRIGGER] = is_trigger.float()
+        x[..., 1:, 2 : n - 1] = 2.0 * noise - 1.0
+        x[..., n - 1] = is_content.float()
 
         # running mean of tokens 1..t at every t >= 1; the target keeps it at the trigger only
-        counts = torch.arange(1, L, device=device, dtype=x.dtype)[None, :, None]
-        running_mean = x[:, 1:].cumsum(dim=1) / counts  # (batch, seq_len-1, d_model)
+        counts = torch.arange(1, L, device=noise.device, dtype=x.dtype)[:, None]
+        running_mean = x[..., 1:, :].cumsum(dim=-2) / counts  # (*, seq_len-1, d_model)
         update = torch.zeros_like(x)
-        update[:, 1:] = torch.where(is_trigger[:, 1:, None], running_mean, 0.0)
+        update[..., 1:, :] = torch.where(is_trigger[..., 1:, None], running_mean, 0.0)
         y = x + update if self.residual else update
-        return Batch(x=x, y=y, trigger_pos=j, is_trigger=is_trigger)
+        return Batch(x=x, y=y, trigger_pos=trigger_pos, is_trigger=is_trigger)

@@ -133,14 +133,17 @@ def train_many(
 
     bar = tqdm(total=steps, disable=not progress, desc=f"{cfg['attention']} x{S}", leave=False)
     last = steps - 1
+    n_draw = chunk * batch_size
+    trig_buf = torch.empty(S, n_draw, dtype=torch.long, device=dev)
+    noise_buf = torch.empty(S, n_draw, task.seq_len - 1, task.n_noise, device=dev)
     for step in range(steps):
-        if step % chunk == 0:
-            batches = [task.sample(chunk * batch_size, generator=g, device=dev) for g in gens]
-            shape = (S, chunk, batch_size, task.seq_len)
-            xs = torch.stack([b.x for b in batches]).view(*shape, task.d_model)
-            ys = torch.stack([b.y for b in batches]).view(*shape, task.d_model)
-            masks = torch.stack([b.is_nontrigger for b in batches]).view(*shape)
-        x, y, mask = xs[:, step % chunk], ys[:, step % chunk], masks[:, step % chunk]
+        if step % chunk == 0:  # the same draws, in the same order, as task.sample(n_draw, generator=g)
+            for i, g in enumerate(gens):
+                torch.randint(2, task.seq_len, (n_draw,), generator=g, device=dev, out=trig_buf[i])
+                torch.rand(n_draw, task.seq_len - 1, task.n_noise, generator=g, device=dev, out=noise_buf[i])
+        rows = slice((step % chunk) * batch_size, (step % chunk + 1) * batch_size)
+        batch = task.build(trig_buf[:, rows], noise_buf[:, rows])  # (S, batch, ...)
+        x, y, mask = batch.x, batch.y, batch.is_nontrigger
 
         y_hat, attn = forward_stacked(params, x, attention=cfg["attention"], residual=cfg["residual"])
         err = y_hat - y  # (S, batch, seq, d)
