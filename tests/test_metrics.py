@@ -84,3 +84,12 @@ def test_task_errors():
     rtask = TriggerTask(d_model=4, seq_len=5, residual=True)
     rb = rtask.sample(10, generator=torch.Generator().manual_seed(0))
     assert task_errors(rb.x.clone(), rb, rtask)["rel_err_trigger"] == pytest.approx(1.0)
+
+
+def test_errors_at_bos_row_count_as_nontrigger():
+    task = TriggerTask(d_model=4, seq_len=5)
+    b = task.sample(8, generator=torch.Generator().manual_seed(0))
+    off = b.y.clone()
+    off[:, 0] += 1.0  # wrong only at BOS's own row
+    errs = task_errors(off, b, task)
+    assert errs["rel_err_nontrigger"] > 0 and errs["rel_err_trigger"] == 0.0

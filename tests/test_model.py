@@ -95,3 +95,9 @@ def test_invalid_d_model_and_input():
         AttentionModel(0)
     with pytest.raises(ValueError, match="shape"):
         AttentionModel(16)(torch.zeros(2, 5, 8))
+
+
+@pytest.mark.parametrize("init_std", [True, float("inf"), 0.0])
+def test_invalid_init_std(init_std):
+    with pytest.raises(ValueError, match="init_std"):
+        AttentionModel(16, init_std=init_std)

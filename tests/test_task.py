@@ -104,3 +104,16 @@ def test_invalid_trigger_pos(pos):
 def test_invalid_batch_size(n):
     with pytest.raises(ValueError, match="batch_size"):
         TriggerTask().sample(n)
+
+
+def test_build_validates_its_inputs():
+    task = TriggerTask(d_model=5, seq_len=6)
+    noise = torch.rand(3, 5, 2)
+    with pytest.raises(ValueError, match="trigger_pos"):
+        task.build(torch.tensor([2, 0, 3]), noise)
+    with pytest.raises(ValueError, match="trigger_pos"):
+        task.build(torch.tensor([2, 6, 3]), noise)
+    with pytest.raises(ValueError, match="trigger_pos"):
+        task.build(torch.tensor([2.0, 3.0, 4.0]), noise)
+    with pytest.raises(ValueError, match="noise"):
+        task.build(torch.tensor([2, 3, 4]), torch.rand(3, 6, 2))

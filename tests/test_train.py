@@ -116,3 +116,91 @@ def test_build_with_leading_dims_matches_per_batch_build():
     for i in range(3):
         one = TASK.build(trig[i], noise[i])
         assert torch.equal(stacked.x[i], one.x) and torch.equal(stacked.y[i], one.y)
+
+
+def test_training_after_inference_mode_evaluation():
+    # cached masks built under inference_mode must still work with autograd
+    for attention, L in (("relu", 11), ("softmax", 13)):
+        task = TriggerTask(d_model=8, seq_len=L)
+        with torch.inference_mode():
+            AttentionModel(8, attention=attention)(task.sample(2).x)
+        train(AttentionModel(8, attention=attention), task, steps=3, lr=1e-3, progress=False)
+
+
+def test_adam_matches_torch_adam():
+    seed, steps = 2, 5
+    ours = train(
+        AttentionModel(8, seed=seed),
+        TASK,
+        steps=steps,
+        lr=1e-2,
+        batch_size=16,
+        seed=seed,
+        stop_linf=None,
+        progress=False,
+    )
+    ref = AttentionModel(8, seed=seed)
+    opt = torch.optim.Adam(ref.parameters(), lr=1e-2, betas=(0.9, 0.95), eps=1e-8)
+    from attnsink.train import DATA_SEED_OFFSET, _data_chunk
+
+    g = torch.Generator().manual_seed(seed + DATA_SEED_OFFSET)
+    data = TASK.sample(_data_chunk(TASK, 16) * 16, generator=g)
+    for step in range(steps):
+        x, y = data.x[16 * step : 16 * (step + 1)], data.y[16 * step : 16 * (step + 1)]
+        loss = (ref(x)[0] - y).pow(2).mean()
+        opt.zero_grad()
+        loss.backward()
+        opt.step()
+    torch.testing.assert_close(ours.model.W_Q, ref.W_Q, rtol=1e-4, atol=1e-6)
+    torch.testing.assert_close(ours.model.W_O, ref.W_O, rtol=1e-4, atol=1e-6)
+
+
+def test_stopped_weights_meet_the_criterion_on_their_batch():
+    free = fit(seed=1, steps=300, stop_linf=None)
+    threshold = float(free.history["linf"][-1]) * 2
+    r = fit(seed=1, steps=300, stop_linf=threshold)
+    assert r.stopped_early
+    from attnsink.train import DATA_SEED_OFFSET, _data_chunk
+
+    chunk = _data_chunk(TASK, 32)
+    g = torch.Generator().manual_seed(1 + DATA_SEED_OFFSET)
+    for _ in range(r.steps // chunk + 1):
+        data = TASK.sample(chunk * 32, generator=g)
+    rows = slice((r.steps % chunk) * 32, (r.steps % chunk + 1) * 32)
+    with torch.no_grad():
+        linf = (r.model(data.x[rows])[0] - data.y[rows]).abs().max().item()
+    assert linf < threshold and linf == pytest.approx(float(r.history["linf"][-1]), rel=1e-5)
+
+
+def test_residual_two_layer_training_runs():
+    task = TriggerTask(d_model=8, seq_len=8, residual=True)
+    rs = train_seeds(
+        task,
+        [0, 1],
+        attention="softmax",
+        n_heads=2,
+        n_layers=2,
+        steps=30,
+        lr=1e-3,
+        batch_size=16,
+        stop_linf=None,
+        progress=False,
+    )
+    assert rs[0].history["bos_mass"].shape == (30, 2, 2)
+    assert rs[0].history["loss"][-1] < rs[0].history["loss"][0]
+    assert len(evaluate(rs[0].model, task, n=20).per_head()) == 4
+
+
+@pytest.mark.parametrize(
+    "kwargs, name",
+    [({"lr": True}, "lr"), ({"stop_linf": float("inf")}, "stop_linf"), ({"device": "nonsense"}, "device")],
+)
+def test_more_invalid_training_args(kwargs, name):
+    with pytest.raises(ValueError, match=name):
+        train(AttentionModel(8), TASK, progress=False, **{"steps": 5, "lr": 1e-3, **kwargs})
+
+
+@pytest.mark.skipif(torch.cuda.is_available(), reason="checks the CPU-only error")
+def test_cuda_without_cuda_is_a_value_error():
+    with pytest.raises(ValueError, match="device"):
+        train(AttentionModel(8), TASK, steps=5, lr=1e-3, device="cuda", progress=False)

@@ -15,7 +15,8 @@ import torch
 @lru_cache(maxsize=32)
 def causal_mask(seq_len: int, device: torch.device) -> torch.Tensor:
     """(query, key) bool: key k is visible from query i when k <= i."""
-    return torch.ones(seq_len, seq_len, dtype=torch.bool, device=device).tril()
+    with torch.inference_mode(False):  # cached: must stay usable by autograd later
+        return torch.ones(seq_len, seq_len, dtype=torch.bool, device=device).tril()
 
 
 def softmax(scores: torch.Tensor, mask: torch.Tensor) -> torch.Tensor:
@@ -25,7 +26,8 @@ def softmax(scores: torch.Tensor, mask: torch.Tensor) -> torch.Tensor:
 
 @lru_cache(maxsize=32)
 def _relu_scale(seq_len: int, device: torch.device) -> torch.Tensor:
-    return 1.0 / torch.arange(seq_len, device=device).clamp(min=1).float()[:, None]
+    with torch.inference_mode(False):
+        return 1.0 / torch.arange(seq_len, device=device).clamp(min=1).float()[:, None]
 
 
 def relu(scores: torch.Tensor, mask: torch.Tensor) -> torch.Tensor:

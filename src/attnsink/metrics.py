@@ -57,8 +57,10 @@ def sink_rate(attn: list[torch.Tensor], threshold: float = SINK_THRESHOLD) -> fl
     over query positions 1..L-1 (BOS's own row is 1 for softmax by necessity), exceeds
     ``threshold``. ``attn`` is a list of (batch, heads, query, key) tensors, one per layer.
     """
-    if not 0 < threshold < 1:
-        raise ValueError(f"threshold must be in (0, 1), got {threshold!r}")
+    if not isinstance(threshold, (int, float)) or not 0 < threshold < 1:
+        raise ValueError(f"threshold must be a number in (0, 1), got {threshold!r}")
+    if any(a.dim() != 4 for a in attn):
+        raise ValueError("attn must be a list of (batch, heads, query, key) tensors")
     per_head = torch.cat([a[..., 1:, 0].mean(dim=(0, 2)) for a in attn])  # (layers * heads,)
     return (per_head > threshold).float().mean().item()
 
@@ -82,6 +84,7 @@ def task_errors(y_hat: torch.Tensor, batch: Batch, task: TriggerTask) -> dict[st
     A relative error is the mean squared error over the rows of one kind divided by the
     mean squared norm of what the model must add at the trigger (the running mean). So 0
     is perfect and 1 is as bad as adding nothing at the trigger, at both kinds of rows.
+    Non-trigger rows here are all rows but the trigger, BOS's own row included.
     """
     err = (y_hat - batch.y).pow(2).sum(dim=-1)  # (batch, seq)
     update = batch.y - batch.x if task.residual else batch.y
@@ -90,7 +93,7 @@ def task_errors(y_hat: torch.Tensor, batch: Batch, task: TriggerTask) -> dict[st
         "mse": (y_hat - batch.y).pow(2).mean().item(),
         "linf": (y_hat - batch.y).abs().max().item(),
         "rel_err_trigger": (err[batch.is_trigger].mean() / signal).item(),
-        "rel_err_nontrigger": (err[batch.is_nontrigger].mean() / signal).item(),
+        "rel_err_nontrigger": (err[~batch.is_trigger].mean() / signal).item(),  # BOS's own row included
     }
 
 
@@ -159,6 +162,10 @@ def evaluate(
         raise ValueError(f"model.d_model ({model.d_model}) must equal task.d_model ({task.d_model})")
     if model.residual != task.residual:
         raise ValueError(f"model.residual ({model.residual}) must equal task.residual ({task.residual})")
+    if not isinstance(n, int) or isinstance(n, bool) or n < 1:
+        raise ValueError(f"n must be a positive integer, got {n!r}")
+    if not isinstance(seed, int) or isinstance(seed, bool) or seed < 0:
+        raise ValueError(f"seed must be a non-negative integer, got {seed!r}")
     device = next(model.parameters()).device
     batch = task.sample(n, generator=torch.Generator().manual_seed(seed), trigger_pos=trigger_pos)
     y_hat, attn, values = model(batch.x.to(device), return_values=True)

@@ -13,6 +13,8 @@ and :class:`AttentionModel` calls it with ``S = 1``.
 
 from __future__ import annotations
 
+import math
+
 import torch
 from torch import nn
 
@@ -97,8 +99,8 @@ class AttentionModel(nn.Module):
             )
         if seed is not None:
             _check_int("seed", seed, 0)
-        if not (isinstance(init_std, (int, float)) and init_std > 0):
-            raise ValueError(f"init_std must be a positive number, got {init_std!r}")
+        if isinstance(init_std, bool) or not (isinstance(init_std, (int, float)) and 0 < init_std < math.inf):
+            raise ValueError(f"init_std must be a positive finite number, got {init_std!r}")
         self.d_model, self.n_heads, self.n_layers = d_model, n_heads, n_layers
         self.attention, self.residual, self.seed = attention, residual, seed
 

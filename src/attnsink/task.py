@@ -80,7 +80,8 @@ class TriggerTask:
         if device is None:
             device = generator.device if generator is not None else torch.device("cpu")
         device = torch.device(device)
-        if generator is not None and generator.device.type != device.type:
+        g_dev = generator.device if generator is not None else device
+        if g_dev.type != device.type or (None not in (g_dev.index, device.index) and g_dev.index != device.index):
             raise ValueError(f"generator is on {generator.device} but device is {device}; they must match")
         L = self.seq_len
         if trigger_pos is None:
@@ -93,13 +94,20 @@ class TriggerTask:
         noise = torch.rand(batch_size, L - 1, self.n_noise, generator=generator, device=device)
         return self.build(j, noise)
 
-    def build(self, trigger_pos: torch.Tensor, noise: torch.Tensor) -> Batch:
+    def build(self, trigger_pos: torch.Tensor, noise: torch.Tensor, *, validate: bool = True) -> Batch:
         """The sequences and targets for given trigger positions (*,) and Uniform(0, 1) draws
         (*, seq_len-1, n_noise); any leading dimensions. :meth:`sample` draws these two and
         calls this; the trainer draws them for many seeds at once and builds every step's
-        batch in one call.
+        batch in one call (with ``validate=False``: its draws are valid by construction, and
+        checking the values would cost a device sync every step).
         """
         L, n = self.seq_len, self.d_model
+        if not isinstance(trigger_pos, torch.Tensor) or trigger_pos.dtype != torch.long:
+            raise ValueError("trigger_pos must be an int64 tensor of 0-indexed trigger positions")
+        if not isinstance(noise, torch.Tensor) or tuple(noise.shape) != (*trigger_pos.shape, L - 1, self.n_noise):
+            raise ValueError(f"noise must have shape (*trigger_pos.shape, {L - 1}, {self.n_noise})")
+        if validate and trigger_pos.numel() and not (2 <= int(trigger_pos.min()) and int(trigger_pos.max()) <= L - 1):
+            raise ValueError(f"trigger_pos values must lie in 2..{L - 1}")
         lead = tuple(trigger_pos.shape)
         pos = torch.arange(L, device=noise.device)
         is_trigger = pos == trigger_pos[..., None]  # (*, seq_len)

@@ -55,7 +55,13 @@ def resolve_device(device: torch.device | str | None) -> torch.device:
     """``device``, or CUDA when it is available and the CPU otherwise."""
     if device is None:
         return torch.device("cuda" if torch.cuda.is_available() else "cpu")
-    return torch.device(device)
+    try:
+        device = torch.device(device)
+    except (RuntimeError, TypeError) as e:
+        raise ValueError(f"device must be a torch device such as 'cpu' or 'cuda', got {device!r}") from e
+    if device.type == "cuda" and not torch.cuda.is_available():
+        raise ValueError(f"device is {device!r} but CUDA is not available here; use 'cpu' or None")
+    return device
 
 
 def _data_chunk(task: TriggerTask, batch_size: int) -> int:
@@ -87,10 +93,12 @@ def _validate(task, models, seeds, steps, lr, batch_size, stop_linf, check_every
     for name, value in (("steps", steps), ("batch_size", batch_size), ("check_every", check_every)):
         if not isinstance(value, int) or isinstance(value, bool) or value < 1:
             raise ValueError(f"{name} must be a positive integer, got {value!r}")
-    if not (isinstance(lr, (int, float)) and math.isfinite(lr) and lr > 0):
+    if isinstance(lr, bool) or not (isinstance(lr, (int, float)) and math.isfinite(lr) and lr > 0):
         raise ValueError(f"lr must be a positive finite number, got {lr!r}")
-    if stop_linf is not None and not (isinstance(stop_linf, (int, float)) and stop_linf > 0):
-        raise ValueError(f"stop_linf must be a positive number or None (no early stop), got {stop_linf!r}")
+    if stop_linf is not None and (
+        isinstance(stop_linf, bool) or not (isinstance(stop_linf, (int, float)) and 0 < stop_linf < math.inf)
+    ):
+        raise ValueError(f"stop_linf must be a positive finite number or None (no early stop), got {stop_linf!r}")
 
 
 def train_many(
@@ -109,7 +117,8 @@ def train_many(
     """Train models of one config side by side; model ``i`` sees the data stream of ``seeds[i]``.
 
     Each model stops (freezes) on its own criterion. The models are updated in place and
-    returned in their results, on the device they came from.
+    returned in their results, on the device they came from. A non-finite loss in any
+    model raises :class:`NonFiniteLossError` for the whole stack.
     """
     _validate(task, models, seeds, steps, lr, batch_size, stop_linf, check_every)
     dev = resolve_device(device)
@@ -142,7 +151,7 @@ def train_many(
                 torch.randint(2, task.seq_len, (n_draw,), generator=g, device=dev, out=trig_buf[i])
                 torch.rand(n_draw, task.seq_len - 1, task.n_noise, generator=g, device=dev, out=noise_buf[i])
         rows = slice((step % chunk) * batch_size, (step % chunk + 1) * batch_size)
-        batch = task.build(trig_buf[:, rows], noise_buf[:, rows])  # (S, batch, ...)
+        batch = task.build(trig_buf[:, rows], noise_buf[:, rows], validate=False)  # (S, batch, ...)
         x, y, mask = batch.x, batch.y, batch.is_nontrigger
 
         y_hat, attn = forward_stacked(params, x, attention=cfg["attention"], residual=cfg["residual"])
@@ -160,13 +169,13 @@ def train_many(
         grads = torch.autograd.grad(loss.sum(), list(params.values()))
         with torch.no_grad():
             t = step + 1  # every still-active seed has been updated at every step so far
-            gate = active.to(loss.dtype).view(S, 1, 1, 1, 1)
+            keep = active.view(S, 1, 1, 1, 1)
             for (name, p), g in zip(params.items(), grads):
                 adam_m[name].mul_(BETAS[0]).add_(g, alpha=1 - BETAS[0])
                 adam_v[name].mul_(BETAS[1]).addcmul_(g, g, value=1 - BETAS[1])
                 m_hat = adam_m[name] / (1 - BETAS[0] ** t)
                 v_hat = adam_v[name] / (1 - BETAS[1] ** t)
-                p.sub_(gate * lr * m_hat / (v_hat.sqrt() + ADAM_EPS))
+                p.copy_(torch.where(keep, p - lr * m_hat / (v_hat.sqrt() + ADAM_EPS), p))
             updates += active
 
         if (step + 1) % check_every == 0 or step == last:
