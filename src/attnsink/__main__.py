@@ -63,13 +63,18 @@ def main(argv: list[str] | None = None) -> int:
     rep.add_argument("--out", type=Path, default=Path("results") / "single_layer.json", help="JSON file to write")
     rep.add_argument("--device", default=None, help="torch device (default: cuda when available, else cpu)")
     rep.add_argument("--progress", action="store_true", help="show progress bars")
+    rep.add_argument(
+        "--cache-dir", type=Path, default=None, help="reuse and store trained models in this folder (default: no cache)"
+    )
     args = parser.parse_args(argv)
 
     from . import plots  # imported late: matplotlib is slow to load and --help should be fast
 
     profile = resolve_profile(args.profile)
     print(f"running {args.name} with the {profile} profile", file=sys.stderr)
-    result = EXPERIMENTS[args.name](profile, seeds=args.seeds, device=args.device, progress=args.progress)
+    result = EXPERIMENTS[args.name](
+        profile, seeds=args.seeds, device=args.device, progress=args.progress, cache_dir=args.cache_dir
+    )
 
     table = pd.DataFrame(result.runs)[TABLE_COLUMNS]
     with pd.option_context("display.float_format", "{:.4g}".format, "display.width", 200):

@@ -9,14 +9,17 @@ from __future__ import annotations
 
 import os
 from dataclasses import asdict, dataclass, field
+from pathlib import Path
 
 import torch
 
+from . import cache
 from .metrics import Evaluation, evaluate
 from .task import TriggerTask
-from .train import TrainResult, train_seeds
+from .train import TrainResult, resolve_device, train_seeds
 
 PROFILE_ENV = "ATTNSINK_PROFILE"
+CACHE_ENV = "ATTNSINK_CACHE_DIR"
 PROFILES = ("quick", "full")
 FIGURE_TRIGGER_POS = 7  # the paper's figures put the trigger at 0-indexed position 7 ("position 8")
 N_TEST = 1000  # test sequences for every reported metric and figure
@@ -32,6 +35,70 @@ def resolve_profile(profile: str | None = None) -> str:
     if profile not in PROFILES:
         raise ValueError(f"{source} must be one of {list(PROFILES)}, got {profile!r}")
     return profile
+
+
+def default_cache_dir() -> Path | None:
+    """Where chapters cache trained models: ``$ATTNSINK_CACHE_DIR``, else ``~/.cache/attnsink``.
+
+    Setting the variable to an empty string turns the cache off.
+    """
+    value = os.environ.get(CACHE_ENV)
+    if value is None:
+        return Path.home() / ".cache" / "attnsink"
+    return Path(value) if value else None
+
+
+def train_seeds_cached(
+    task: TriggerTask,
+    seeds: list[int],
+    *,
+    cache_dir: str | Path | None,
+    attention: str,
+    n_heads: int = 1,
+    n_layers: int = 1,
+    device: torch.device | str | None = None,
+    progress: bool = False,
+    **train_kwargs,
+) -> list[TrainResult]:
+    """:func:`attnsink.train.train_seeds`, reading each seed's result from the cache when it is
+    there and training the missing seeds together (then storing them)."""
+    dev = resolve_device(device)
+    configs = {
+        s: {
+            "kind": "train_seeds",
+            "task": asdict(task),
+            "attention": attention,
+            "n_heads": n_heads,
+            "n_layers": n_layers,
+            "seed": s,
+            "device": dev.type,
+            **train_kwargs,
+        }
+        for s in seeds
+    }
+    found = {}
+    if cache_dir is not None:
+        for s in seeds:
+            payload = cache.load(cache_dir, configs[s])
+            if payload is not None:
+                found[s] = TrainResult.from_payload(payload)
+    missing = [s for s in seeds if s not in found]
+    if missing:
+        trained = train_seeds(
+            task,
+            missing,
+            attention=attention,
+            n_heads=n_heads,
+            n_layers=n_layers,
+            device=dev,
+            progress=progress,
+            **train_kwargs,
+        )
+        for r in trained:
+            found[r.seed] = r
+            if cache_dir is not None:
+                cache.store(cache_dir, configs[r.seed], r.to_payload())
+    return [found[s] for s in seeds]
 
 
 @dataclass(frozen=True)
@@ -98,10 +165,12 @@ def single_layer(
     seeds: int | None = None,
     device: torch.device | str | None = None,
     progress: bool = False,
+    cache_dir: str | Path | None = None,
 ) -> SingleLayerResult:
     """The paper's central experiment: one-layer one-head softmax and ReLU models, several seeds.
 
-    Used in chapter 1 and by ``python -m attnsink reproduce single_layer``.
+    Trained models are read from and stored in ``cache_dir`` when one is given. Used in
+    chapter 1 and by ``python -m attnsink reproduce single_layer``.
     """
     profile = resolve_profile(profile)
     settings = SINGLE_LAYER[profile]
@@ -112,9 +181,10 @@ def single_layer(
     task = TriggerTask()
     results, runs, figure_attn = {}, [], {}
     for attention in ("softmax", "relu"):
-        results[attention] = train_seeds(
+        results[attention] = train_seeds_cached(
             task,
             list(range(settings.seeds)),
+            cache_dir=cache_dir,
             attention=attention,
             steps=settings.steps,
             lr=settings.lr,

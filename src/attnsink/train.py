@@ -50,6 +50,25 @@ class TrainResult:
     stopped_early: bool
     history: dict[str, np.ndarray] = field(repr=False)
 
+    def to_payload(self) -> dict:
+        """Plain tensors and numbers, for the results cache."""
+        return {
+            "config": self.model.config,
+            "state": {k: v.detach().cpu() for k, v in self.model.state_dict().items()},
+            "seed": self.seed,
+            "steps": self.steps,
+            "stopped_early": self.stopped_early,
+            "history": {k: torch.from_numpy(np.asarray(v)) for k, v in self.history.items()},
+        }
+
+    @classmethod
+    def from_payload(cls, payload: dict) -> TrainResult:
+        cfg = payload["config"]
+        model = AttentionModel(cfg["d_model"], cfg["n_heads"], cfg["n_layers"], cfg["attention"], cfg["residual"])
+        model.load_state_dict(payload["state"])
+        history = {k: v.numpy() for k, v in payload["history"].items()}
+        return cls(model, payload["seed"], payload["steps"], payload["stopped_early"], history)
+
 
 def resolve_device(device: torch.device | str | None) -> torch.device:
     """``device``, or CUDA when it is available and the CPU otherwise."""

@@ -1,0 +1,115 @@
+"""A small on-disk cache for trained models, so chapters and reruns do not train twice.
+
+An entry's key is a hash of what produced it: the experiment's full config, the seed,
+the library version and a hash of the library's own source files (so editing the code
+never reads a stale result). Writes are atomic (a temporary file, then a rename); every
+read checks a checksum and the stored config, and a truncated or corrupted entry is
+reported with a warning, recomputed and rewritten. Used through :mod:`attnsink.experiments`.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import io
+import json
+import os
+import tempfile
+import warnings
+from collections.abc import Callable
+from functools import lru_cache
+from pathlib import Path
+from typing import Any
+
+import torch
+
+MAGIC = b"ATSNK001"  # format marker and version
+_DIGEST = 32  # bytes of a sha256 digest
+
+
+class CacheWarning(UserWarning):
+    """A cache entry could not be used and was recomputed."""
+
+
+@lru_cache(maxsize=1)
+def source_hash() -> str:
+    """sha256 over the library's source files: any edit to the code changes every key."""
+    h = hashlib.sha256()
+    for path in sorted(Path(__file__).parent.glob("*.py")):
+        h.update(path.name.encode())
+        h.update(path.read_bytes())
+    return h.hexdigest()
+
+
+def cache_key(config: dict) -> str:
+    """Key of an entry: the config (which must be JSON-serialisable), version and source hash."""
+    from . import __version__
+
+    blob = json.dumps({"config": config, "version": __version__, "source": source_hash()}, sort_keys=True)
+    return hashlib.sha256(blob.encode()).hexdigest()[:32]
+
+
+def _encode(config: dict, payload: Any) -> bytes:
+    buffer = io.BytesIO()
+    torch.save({"config": json.dumps(config, sort_keys=True), "payload": payload}, buffer)
+    body = buffer.getvalue()
+    return MAGIC + hashlib.sha256(body).digest() + body
+
+
+def _decode(data: bytes, config: dict) -> Any:
+    if len(data) < len(MAGIC) + _DIGEST or not data.startswith(MAGIC):
+        raise ValueError("not a cache file of this format, or truncated")
+    digest, body = data[len(MAGIC) : len(MAGIC) + _DIGEST], data[len(MAGIC) + _DIGEST :]
+    if hashlib.sha256(body).digest() != digest:
+        raise ValueError("checksum mismatch (truncated or corrupted)")
+    entry = torch.load(io.BytesIO(body), weights_only=True)
+    if entry["config"] != json.dumps(config, sort_keys=True):
+        raise ValueError("stored config differs from the requested one")
+    return entry["payload"]
+
+
+def write_atomic(path: Path, data: bytes) -> None:
+    """Write ``data`` to ``path`` so that a reader sees the old file or the new one, never half."""
+    path.parent.mkdir(parents=True, exist_ok=True)
+    fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=path.name, suffix=".tmp")
+    try:
+        with os.fdopen(fd, "wb") as f:
+            f.write(data)
+            f.flush()
+            os.fsync(f.fileno())
+        os.replace(tmp, path)
+    except BaseException:
+        Path(tmp).unlink(missing_ok=True)
+        raise
+
+
+def entry_path(cache_dir: str | Path, config: dict) -> Path:
+    return Path(cache_dir) / f"{cache_key(config)}.pt"
+
+
+def load(cache_dir: str | Path, config: dict) -> Any | None:
+    """The stored payload for ``config``, or None when there is none or it is unusable (with a warning)."""
+    path = entry_path(cache_dir, config)
+    if not path.exists():
+        return None
+    try:
+        return _decode(path.read_bytes(), config)
+    except Exception as e:  # any unreadable entry: say so; the caller recomputes and overwrites it
+        warnings.warn(f"cache entry {path} is unusable ({e}); recomputing it", CacheWarning, stacklevel=2)
+        return None
+
+
+def store(cache_dir: str | Path, config: dict, payload: Any) -> None:
+    """Store ``payload`` (tensors, numbers, strings, lists and dicts: it is read back with
+    ``weights_only=True``) for ``config``, atomically."""
+    write_atomic(entry_path(cache_dir, config), _encode(config, payload))
+
+
+def cached(cache_dir: str | Path | None, config: dict, compute: Callable[[], Any]) -> Any:
+    """``compute()``, or its stored result for ``config`` in ``cache_dir`` (no cache when None)."""
+    if cache_dir is None:
+        return compute()
+    payload = load(cache_dir, config)
+    if payload is None:
+        payload = compute()
+        store(cache_dir, config, payload)
+    return payload

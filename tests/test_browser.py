@@ -1,0 +1,160 @@
+"""The built book, opened page by page in headless Chromium.
+
+Builds the HTML book (incremental: fast when ``_build`` is up to date), serves it on
+localhost and opens every page. Fails on a JavaScript error, a missing image, an empty
+page, a page missing from the navigation, or a chapter without its Colab button. Saves
+screenshots of the landing page and of chapter 1 under ``test-artifacts/``.
+
+Select it alone with ``pytest -m browser``. Needs Debian's ``chromium`` and the
+``playwright`` package; without them it is skipped, unless ``ATTNSINK_REQUIRE_BROWSER=1``
+(as in CI), which turns the skip into a failure. Requests to any host but localhost are
+blocked, so math from a CDN stays unrendered, which is not an error here.
+"""
+
+from __future__ import annotations
+
+import functools
+import os
+import shutil
+import subprocess
+import sys
+import tempfile
+import threading
+from http.server import SimpleHTTPRequestHandler, ThreadingHTTPServer
+from pathlib import Path
+
+import pytest
+import yaml
+
+pytestmark = pytest.mark.browser
+
+ROOT = Path(__file__).resolve().parents[1]
+HTML = ROOT / "_build" / "html"
+ARTIFACTS = ROOT / "test-artifacts"
+CHROMIUM_FLAGS = ["--no-sandbox", "--disable-gpu", "--disable-background-networking", "--no-first-run"]
+# console messages that are not errors of the book: the theme's note on a fresh profile
+KNOWN_CONSOLE = ("Got invalid theme mode",)
+
+
+def _unavailable(reason: str):
+    if os.environ.get("ATTNSINK_REQUIRE_BROWSER") == "1":
+        pytest.fail(f"browser test required but {reason}")
+    pytest.skip(reason)
+
+
+@pytest.fixture(scope="module")
+def site():
+    chromium = shutil.which("chromium") or shutil.which("chromium-browser")
+    if chromium is None:
+        _unavailable("Debian's chromium is not installed (apt-get install chromium)")
+    try:
+        from playwright.sync_api import sync_playwright
+    except ImportError:
+        _unavailable("the playwright package is not installed")
+
+    build = subprocess.run(
+        [
+            sys.executable,
+            "-c",
+            "import sys; from jupyter_book.cli.main import main; sys.exit(main())",
+            "build",
+            str(ROOT),
+            "-W",
+            "--keep-going",
+        ],
+        cwd=ROOT,
+        capture_output=True,
+        text=True,
+    )
+    assert build.returncode == 0, f"book build failed:\n{build.stdout[-4000:]}\n{build.stderr[-4000:]}"
+
+    handler = functools.partial(SimpleHTTPRequestHandler, directory=str(HTML))
+    handler.log_message = lambda *args: None
+    server = ThreadingHTTPServer(("127.0.0.1", 0), handler)
+    threading.Thread(target=server.serve_forever, daemon=True).start()
+    base = f"http://127.0.0.1:{server.server_address[1]}"
+    with sync_playwright() as p, tempfile.TemporaryDirectory() as profile:
+        browser = p.chromium.launch_persistent_context(
+            profile,
+            executable_path=chromium,
+            headless=True,
+            args=CHROMIUM_FLAGS,
+            viewport={"width": 1280, "height": 900},
+        )
+        try:
+            yield base, browser
+        finally:
+            browser.close()
+            server.shutdown()
+
+
+def book_pages() -> list[str]:
+    """Every content page of the built book, as paths relative to the site root."""
+    toc = yaml.safe_load((ROOT / "_toc.yml").read_text())
+    files = [toc["root"]] + [ch["file"] for part in toc["parts"] for ch in part["chapters"]]
+    return [f"{Path(f).with_suffix('')}.html" for f in files]
+
+
+def visit(browser, url: str) -> tuple:
+    """Open ``url``; return the page and the problems seen while loading it."""
+    page = browser.new_page()
+    problems = []
+    page.on("pageerror", lambda e: problems.append(f"JavaScript error: {e}"))
+    page.on(
+        "console",
+        lambda m: (
+            problems.append(f"console error: {m.text}")
+            if m.type == "error" and "Failed to load resource" not in m.text and not m.text.startswith(KNOWN_CONSOLE)
+            else None
+        ),
+    )
+    page.on("requestfailed", lambda r: problems.append(f"failed to load {r.url}") if "127.0.0.1" in r.url else None)
+    page.route("**/*", lambda route: route.continue_() if "127.0.0.1" in route.request.url else route.abort())
+    response = page.goto(url, wait_until="load")
+    assert response is not None and response.ok, f"{url}: HTTP {response.status if response else 'no response'}"
+    return page, problems
+
+
+def test_every_page_renders(site):
+    base, browser = site
+    colab_url = yaml.safe_load((ROOT / "_config.yml").read_text())["repository"]["url"]
+    repo_path = colab_url.removeprefix("https://github.com/")
+    for rel in book_pages():
+        page, problems = visit(browser, f"{base}/{rel}")
+        broken = page.evaluate(
+            "Array.from(document.images).filter(i => !i.complete || i.naturalWidth === 0).map(i => i.src)"
+        )
+        assert not broken, f"{rel}: images that did not load: {broken}"
+        text = page.inner_text("main")
+        assert len(text.strip()) > 300, f"{rel}: the page is (nearly) empty"
+        if (ROOT / rel).with_suffix(".ipynb").exists():
+            colab = page.evaluate("Array.from(document.querySelectorAll('a')).map(a => a.href)")
+            expected = (
+                f"https://colab.research.google.com/github/{repo_path}/blob/main/{Path(rel).with_suffix('.ipynb')}"
+            )
+            assert expected in colab, f"{rel}: no Colab launch link to {expected}"
+            assert page.locator("figure img").count() >= 1, f"{rel}: a chapter without a figure"
+        page.wait_for_timeout(300)  # let late scripts run and report
+        assert not problems, f"{rel}: {problems}"
+        page.close()
+
+
+def test_every_page_is_in_the_navigation(site):
+    base, browser = site
+    page, problems = visit(browser, f"{base}/{book_pages()[0]}")
+    hrefs = page.evaluate("Array.from(document.querySelectorAll('.bd-sidebar-primary a')).map(a => a.href)")
+    linked = {h.split("#")[0].removeprefix(base + "/") for h in hrefs}
+    missing = [rel for rel in book_pages() if rel not in linked]
+    assert not missing, f"pages missing from the navigation: {missing} (linked: {sorted(linked)})"
+    assert not problems
+
+
+def test_screenshots(site):
+    base, browser = site
+    ARTIFACTS.mkdir(exist_ok=True)
+    for name, rel in (("landing", book_pages()[0]), ("chapter1", book_pages()[1])):
+        page, _ = visit(browser, f"{base}/{rel}")
+        path = ARTIFACTS / f"{name}.png"
+        page.screenshot(path=str(path), full_page=True)
+        assert path.stat().st_size > 20_000, f"{path} looks blank"
+        page.close()
