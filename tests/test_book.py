@@ -50,6 +50,7 @@ def test_plots_hidden_and_captioned(path):
     nb = json.loads(path.read_text())
     for cell in nb["cells"]:
         source = "".join(cell["source"])
-        if cell["cell_type"] == "code" and "plots." in source and "hide-input" in cell["metadata"].get("tags", []):
+        if cell["cell_type"] == "code" and "plots." in source:
+            assert "hide-input" in cell["metadata"].get("tags", []), f"{path.name}: plotting cell not hidden"
             caption = cell["metadata"].get("mystnb", {}).get("figure", {}).get("caption", "")
             assert len(caption) > 40, f"{path.name}: a figure cell without a caption:\n{source}"
