@@ -1,4 +1,5 @@
 import warnings
+from dataclasses import asdict
 
 import numpy as np
 import pytest
@@ -62,7 +63,7 @@ def test_corrupted_entry_is_recomputed_with_a_warning(tmp_path, damage):
 def cache_config(seed):
     return {
         "kind": "train_seeds",
-        "task": {"d_model": 8, "seq_len": 8, "residual": False},
+        "task": asdict(TASK),
         "attention": "softmax",
         "n_heads": 1,
         "n_layers": 1,

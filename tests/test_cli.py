@@ -66,3 +66,21 @@ def test_bad_arguments(args):
     with pytest.raises(SystemExit) as e:
         main(args)
     assert e.value.code == 2
+
+
+def test_variants_experiment_schema(tmp_path):
+    from attnsink.experiments import variants
+
+    result = variants("quick", seeds=1, rules=["softmax", "relu_visible"], cache_dir=tmp_path)
+    data = result.to_json()
+    assert data["experiment"] == "variants" and data["predictions"]["softmax"] == "simplex"
+    keys = {(r["attention"], r["no_bos"]) for r in data["runs"]}
+    assert keys == {("softmax", False), ("softmax", True), ("relu_visible", False), ("relu_visible", True)}
+    soft = next(r for r in data["runs"] if r["attention"] == "softmax" and not r["no_bos"])
+    soft_nb = next(r for r in data["runs"] if r["attention"] == "softmax" and r["no_bos"])
+    relu_nb = next(r for r in data["runs"] if r["attention"] == "relu_visible" and r["no_bos"])
+    assert soft["bos_mass_nontrigger"] >= 0.95 and soft_nb["rel_err_trigger"] > 0.1
+    assert relu_nb["stopped_early"] and relu_nb["attn_mass_nontrigger"] <= 0.01
+    assert list(result.table().index) == ["softmax", "relu_visible"]
+    with pytest.raises(ValueError, match="rules"):
+        variants("quick", rules=["nope"])

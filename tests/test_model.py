@@ -101,3 +101,93 @@ def test_invalid_d_model_and_input():
 def test_invalid_init_std(init_std):
     with pytest.raises(ValueError, match="init_std"):
         AttentionModel(16, init_std=init_std)
+
+
+# ---- the other attention rules, each against its formula on a small hand-made example ----
+from attnsink.attention import (  # noqa: E402
+    clipped_softmax,
+    relu_visible,
+    sigmoid,
+    sigmoid_norm,
+    sink_logit,
+    softmax1,
+)
+
+L = 5
+MASK = causal_mask(L, torch.device("cpu"))
+SCORES = torch.tensor([[0.3, -1.2, 2.0, 0.1, -0.4]]).repeat(L, 1)[None, None] + torch.arange(L)[:, None] * 0.1
+
+
+def rowwise(fn):
+    """Apply fn(visible_scores, i) to every row i of SCORES: the direct formula, one row at a time."""
+    out = torch.zeros(1, 1, L, L)
+    for i in range(L):
+        out[0, 0, i, : i + 1] = fn(SCORES[0, 0, i, : i + 1], i)
+    return out
+
+
+def test_relu_visible_formula():
+    torch.testing.assert_close(relu_visible(SCORES, MASK), rowwise(lambda s, i: s.clamp(min=0) / (i + 1)))
+
+
+def test_softmax1_formula_and_off_state():
+    torch.testing.assert_close(softmax1(SCORES, MASK), rowwise(lambda s, i: s.exp() / (1 + s.exp().sum())))
+    assert softmax1(torch.full((1, 1, L, L), -200.0), MASK).abs().max() == 0  # a row can be exactly 0
+
+
+def test_sink_logit_formula_and_off_state():
+    sink = torch.tensor([0.7])
+    got = sink_logit(SCORES, MASK, sink=sink)
+    torch.testing.assert_close(got, rowwise(lambda s, i: s.exp() / (sink.exp() + s.exp().sum())))
+    assert sink_logit(SCORES, MASK, sink=torch.tensor([200.0])).abs().max() == 0
+
+
+def test_sigmoid_formulas_and_off_state():
+    expected = rowwise(lambda s, i: torch.sigmoid(s - torch.log(torch.tensor(i + 1.0))))
+    torch.testing.assert_close(sigmoid(SCORES, MASK), expected)
+    torch.testing.assert_close(sigmoid_norm(SCORES, MASK), expected / expected.sum(-1, keepdim=True))
+    assert sigmoid(torch.full((1, 1, L, L), -1000.0), MASK).abs().max() == 0
+    torch.testing.assert_close(sigmoid_norm(torch.full((1, 1, L, L), -50.0), MASK).sum(-1), torch.ones(1, 1, L))
+
+
+def test_clipped_softmax_formula_and_zeros():
+    gamma = -0.03
+    expected = rowwise(lambda s, i: ((1 - gamma) * s.softmax(-1) + gamma).clamp(0, 1))
+    torch.testing.assert_close(clipped_softmax(SCORES, MASK), expected)
+    # a key whose probability is below -gamma / (1 - gamma) gets exactly 0
+    scores = torch.tensor([[[[0.0, -9.0], [0.0, -9.0]]]])
+    w = clipped_softmax(scores, causal_mask(2, torch.device("cpu")))
+    p0 = torch.tensor([0.0, -9.0]).softmax(-1)[0].item()
+    assert w[0, 0, 1, 1] == 0 and w[0, 0, 1, 0].item() == pytest.approx(1.03 * p0 - 0.03)
+
+
+@pytest.mark.parametrize("rule", [softmax1, relu_visible, sigmoid, sigmoid_norm, clipped_softmax])
+def test_masked_keys_get_zero(rule):
+    w = rule(torch.randn(2, 3, L, L), MASK)
+    assert (w.masked_select(~MASK) == 0).all()
+
+
+def test_gated_model_output_and_off_state():
+    m = AttentionModel(16, n_heads=2, attention="gated", seed=0, init_std=0.3)
+    x = batch(n=3).x
+    y_hat, (a,) = m(x)
+    expected = torch.zeros(3, 16, 16)
+    for h in range(2):
+        q, k, v = x @ m.W_Q[0, h], x @ m.W_K[0, h], x @ m.W_V[0, h]
+        s = (q @ k.transpose(1, 2)).masked_fill(~torch.ones(16, 16, dtype=torch.bool).tril(), -torch.inf)
+        gate = torch.sigmoid(x @ m.W_G[0, h])  # (batch, seq): one gate per query
+        expected += gate[..., None] * ((s.softmax(-1) @ v) @ m.W_O[0, h])
+    torch.testing.assert_close(y_hat, expected, rtol=1e-4, atol=1e-6)
+    with torch.no_grad():
+        m.W_G.fill_(-100.0)  # the gate closes: the head outputs exactly nothing
+    y_off, (a_off,) = m(x.abs())
+    assert y_off.abs().max() == 0 and a_off.abs().max() == 0
+
+
+def test_sink_logit_model_has_a_learned_sink_per_head():
+    m = AttentionModel(8, n_heads=3, n_layers=2, attention="sink_logit", residual=True)
+    assert m.sink.shape == (2, 3) and m.sink.requires_grad
+    with torch.no_grad():
+        m.sink.fill_(100.0)
+    _, attn = m(torch.randn(2, 6, 8))
+    assert all(a.abs().max() < 1e-30 for a in attn)

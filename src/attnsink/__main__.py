@@ -14,7 +14,7 @@ from pathlib import Path
 
 import pandas as pd
 
-from .experiments import EXPERIMENTS, FIGURE_TRIGGER_POS, PROFILES, resolve_profile
+from .experiments import EXPERIMENTS, PROFILES, resolve_profile
 
 TABLE_COLUMNS = [
     "attention",
@@ -60,7 +60,7 @@ def main(argv: list[str] | None = None) -> int:
         help="quick (CPU) or full (GPU); default: $ATTNSINK_PROFILE, else full when CUDA is available",
     )
     rep.add_argument("--seeds", type=_positive_int, default=None, help="number of seeds (default: the profile's)")
-    rep.add_argument("--out", type=Path, default=Path("results") / "single_layer.json", help="JSON file to write")
+    rep.add_argument("--out", type=Path, default=None, help="JSON file to write (default: results/NAME.json)")
     rep.add_argument("--device", default=None, help="torch device (default: cuda when available, else cpu)")
     rep.add_argument("--progress", action="store_true", help="show progress bars")
     rep.add_argument(
@@ -68,24 +68,23 @@ def main(argv: list[str] | None = None) -> int:
     )
     args = parser.parse_args(argv)
 
-    from . import plots  # imported late: matplotlib is slow to load and --help should be fast
-
     profile = resolve_profile(args.profile)
     print(f"running {args.name} with the {profile} profile", file=sys.stderr)
     result = EXPERIMENTS[args.name](
         profile, seeds=args.seeds, device=args.device, progress=args.progress, cache_dir=args.cache_dir
     )
 
-    table = pd.DataFrame(result.runs)[TABLE_COLUMNS]
+    table = pd.DataFrame(result.runs)
+    table = table[[c for c in ["attention", "no_bos", *TABLE_COLUMNS[1:]] if c in table]]
     with pd.option_context("display.float_format", "{:.4g}".format, "display.width", 200):
         print(table.to_string(index=False))
 
-    args.out.parent.mkdir(parents=True, exist_ok=True)
-    args.out.write_text(json.dumps(_json_safe(result.to_json()), indent=2) + "\n")
-    figure_path = args.out.with_suffix(".figure3.png")
-    fig = plots.attention_mean_std(result.figure_attn, FIGURE_TRIGGER_POS)
-    fig.savefig(figure_path, dpi=120)
-    print(f"wrote {args.out} and {figure_path}", file=sys.stderr)
+    out = args.out if args.out is not None else Path("results") / f"{args.name}.json"
+    out.parent.mkdir(parents=True, exist_ok=True)
+    out.write_text(json.dumps(_json_safe(result.to_json()), indent=2) + "\n")
+    figure_path = out.with_suffix(f".{result.figure_name}.png")
+    result.figure().savefig(figure_path, dpi=120)
+    print(f"wrote {out} and {figure_path}", file=sys.stderr)
     return 0
 
 

@@ -1,8 +1,14 @@
-"""Score -> weight rules of an attention head, selected by name. Used in chapters 1 and 3.
+"""Score -> weight rules of an attention head, selected by name. Used in every chapter.
 
-Every rule maps raw scores ``q . k`` (no 1/sqrt(d) scale, as in the paper) and a causal
-mask to attention weights of the same shape, ``(..., query, key)``. Masked keys get
-weight exactly 0.
+Every rule maps raw scores ``q . k`` (no 1/sqrt(d) scale, as in the paper), shape
+(..., heads, query, key), and a causal (query, key) mask to attention weights of the same
+shape; masked keys get weight exactly 0. Rules with a learned parameter take it as a
+keyword (``sink`` for ``sink_logit``); the output gate of ``gated`` acts on the head's
+output and lives in :mod:`attnsink.model`.
+
+Which rules can say "nothing"? Only ``softmax``, ``sigmoid_norm`` and ``gated``'s weights
+are confined to the probability simplex (every row sums to 1); the others can make a
+whole row (near) zero. Chapter "Every way to let a head do nothing" tests what follows.
 """
 
 from __future__ import annotations
@@ -10,6 +16,8 @@ from __future__ import annotations
 from functools import lru_cache
 
 import torch
+
+CLIP_GAMMA = -0.03  # clipped softmax: zeta = 1, gamma = -0.03 (the BERT setting of Bondarenko et al., 2023)
 
 
 @lru_cache(maxsize=32)
@@ -19,29 +27,97 @@ def causal_mask(seq_len: int, device: torch.device) -> torch.Tensor:
         return torch.ones(seq_len, seq_len, dtype=torch.bool, device=device).tril()
 
 
+@lru_cache(maxsize=32)
+def _positions(seq_len: int, device: torch.device) -> torch.Tensor:
+    with torch.inference_mode(False):
+        return torch.arange(seq_len, device=device).float()[:, None]  # (query, 1): i
+
+
 def softmax(scores: torch.Tensor, mask: torch.Tensor) -> torch.Tensor:
-    """Softmax over the visible keys 0..i: every row lies on the probability simplex."""
+    """exp(s_ik) / sum_{k' <= i} exp(s_ik'): every row lies on the probability simplex."""
     return scores.masked_fill(~mask, float("-inf")).softmax(dim=-1)
 
 
-@lru_cache(maxsize=32)
-def _relu_scale(seq_len: int, device: torch.device) -> torch.Tensor:
-    with torch.inference_mode(False):
-        return 1.0 / torch.arange(seq_len, device=device).clamp(min=1).float()[:, None]
-
-
 def relu(scores: torch.Tensor, mask: torch.Tensor) -> torch.Tensor:
-    """relu(q . k) / max(i, 1) for query i (0-indexed): the paper's ReLU attention.
+    """relu(s_ik) / max(i, 1) for query i (0-indexed): the paper's ReLU attention.
 
     The scale is the number of non-BOS tokens visible from query i. It depends on the
     position only, never on the scores, so a head can switch off by making every
     score non-positive.
     """
-    scale = _relu_scale(scores.shape[-2], scores.device).to(scores.dtype)  # (query, 1)
+    scale = 1.0 / _positions(scores.shape[-1], scores.device).clamp(min=1).to(scores.dtype)
     return torch.where(mask, torch.relu(scores), 0.0) * scale
 
 
-ATTENTION_RULES = {"softmax": softmax, "relu": relu}
+def relu_visible(scores: torch.Tensor, mask: torch.Tensor) -> torch.Tensor:
+    """relu(s_ik) / (i + 1): ReLU attention scaled by the number of visible keys, BOS included."""
+    scale = 1.0 / (_positions(scores.shape[-1], scores.device) + 1).to(scores.dtype)
+    return torch.where(mask, torch.relu(scores), 0.0) * scale
+
+
+def _softmax_with_extra_logit(scores: torch.Tensor, mask: torch.Tensor, extra: torch.Tensor) -> torch.Tensor:
+    """exp(s_ik) / (exp(extra) + sum_k' exp(s_ik')): a softmax over the keys and one phantom key."""
+    masked = scores.masked_fill(~mask, float("-inf"))
+    extra = extra.expand(*scores.shape[:-1], 1)
+    full = torch.cat([masked, extra], dim=-1).softmax(dim=-1)
+    return full[..., :-1]
+
+
+def softmax1(scores: torch.Tensor, mask: torch.Tensor) -> torch.Tensor:
+    """exp(s_ik) / (1 + sum_k' exp(s_ik')): softmax with an extra zero logit (Miller, 2023).
+
+    The row sums to less than 1; it can approach 0 when every score is very negative.
+    """
+    return _softmax_with_extra_logit(scores, mask, scores.new_zeros(()))
+
+
+def sink_logit(scores: torch.Tensor, mask: torch.Tensor, sink: torch.Tensor) -> torch.Tensor:
+    """Softmax over the keys and a learned per-head logit ``sink`` (heads,) that is dropped
+    afterwards (the "attention sinks" of the gpt-oss models): the phantom key takes the
+    mass the head does not want to spend."""
+    extra = sink.to(scores.dtype)[..., :, None, None]  # (..., heads, 1, 1)
+    return _softmax_with_extra_logit(scores, mask, extra)
+
+
+def sigmoid(scores: torch.Tensor, mask: torch.Tensor) -> torch.Tensor:
+    """sigmoid(s_ik - log(i + 1)): each key on its own, no normalisation (Ramapuram et al., 2025).
+
+    The bias -log(number of visible keys) keeps a row's total near 1 at initialisation.
+    """
+    bias = -torch.log(_positions(scores.shape[-1], scores.device) + 1).to(scores.dtype)
+    return torch.where(mask, torch.sigmoid(scores + bias), 0.0)
+
+
+def sigmoid_norm(scores: torch.Tensor, mask: torch.Tensor) -> torch.Tensor:
+    """The weights of :func:`sigmoid` divided by their row sum: a control that puts the
+    rows back on the simplex (Gu et al., 2025, saw sinks return under this rule)."""
+    w = sigmoid(scores, mask)
+    return w / w.sum(dim=-1, keepdim=True)
+
+
+def clipped_softmax(scores: torch.Tensor, mask: torch.Tensor, gamma: float = CLIP_GAMMA) -> torch.Tensor:
+    """clip((zeta - gamma) * softmax + gamma, 0, 1) with zeta = 1 and gamma = ``gamma``
+    (Bondarenko et al., 2023): probabilities below -gamma / (1 - gamma) are clipped to 0.
+
+    A row can be all zeros only if every softmax weight is below that threshold, so only
+    rows with more than (1 - gamma) / -gamma visible keys (35 for gamma = -0.03) can
+    switch off; and a larger |gamma| also zeroes the small, even weights an average needs.
+    """
+    p = softmax(scores, mask)
+    return torch.where(mask, ((1.0 - gamma) * p + gamma).clamp(0.0, 1.0), 0.0)
+
+
+ATTENTION_RULES = {
+    "softmax": softmax,
+    "relu": relu,
+    "relu_visible": relu_visible,
+    "softmax1": softmax1,
+    "sink_logit": sink_logit,
+    "sigmoid": sigmoid,
+    "sigmoid_norm": sigmoid_norm,
+    "gated": softmax,  # softmax weights; the model multiplies the head's output by its gate
+    "clipped_softmax": clipped_softmax,
+}
 
 
 def get_rule(name: str):

@@ -149,6 +149,14 @@ class SingleLayerResult:
     runs: list[dict]  # one record per (attention, seed), see run_record
     figure_attn: dict[str, torch.Tensor] = field(repr=False)  # attention -> (N_TEST, query, key), seed 0
 
+    figure_name = "figure3"
+
+    def figure(self):
+        """The headline figure: the paper's Figure 3 panels."""
+        from . import plots
+
+        return plots.attention_mean_std(self.figure_attn, FIGURE_TRIGGER_POS)
+
     def to_json(self) -> dict:
         return {
             "experiment": "single_layer",
@@ -200,4 +208,141 @@ def single_layer(
     return SingleLayerResult(profile, settings, task, results, runs, figure_attn)
 
 
-EXPERIMENTS = {"single_layer": single_layer}
+# ---- every way to let a head do nothing (chapter "Every way to let a head do nothing") ----
+
+# What the theory predicts, written down before any training: rules whose rows must sum to
+# 1 (the simplex) need a content-free token to park on, so they sink when BOS is there and
+# cannot solve the task without it; rules with an "off" state do not need BOS.
+VARIANT_RULES = {
+    "softmax": "simplex",
+    "sigmoid_norm": "simplex",
+    "clipped_softmax": "simplex",
+    "relu": "off state",
+    "relu_visible": "off state",
+    "softmax1": "off state",
+    "sink_logit": "off state",
+    "sigmoid": "off state",
+    "gated": "off state",
+}
+
+
+@dataclass(frozen=True)
+class VariantsSettings:
+    """The paper's one-layer setting for every rule, with and without BOS."""
+
+    seeds: int
+    steps: int
+    lr: float = 1e-3
+    batch_size: int = 128
+    stop_linf: float = 5e-3
+
+
+VARIANTS = {
+    "quick": VariantsSettings(seeds=3, steps=5_000),
+    "full": VariantsSettings(seeds=5, steps=50_000),
+}
+
+
+@dataclass
+class VariantsResult:
+    """Every rule trained on the task with BOS and without it."""
+
+    profile: str
+    settings: VariantsSettings
+    results: dict[tuple[str, bool], list[TrainResult]]  # (attention, bos) -> one result per seed
+    runs: list[dict]
+    figure_attn: dict[tuple[str, bool], torch.Tensor] = field(repr=False)  # (attention, bos) -> (N_TEST, q, k)
+    figure_name = "variants"
+
+    def figure(self):
+        """The headline figure: BOS mass with BOS, and the error without BOS, for every rule."""
+        from . import plots
+
+        return plots.variants_summary(self.runs)
+
+    def table(self):
+        """One row per rule: means over seeds on the task with BOS, then on the task without it."""
+        import pandas as pd
+
+        def summary(df):
+            g = df.groupby("attention", sort=False)
+            return pd.DataFrame(
+                {
+                    "BOS mass": g["bos_mass_nontrigger"].mean(),
+                    "attention mass": g["attn_mass_nontrigger"].mean(),
+                    "BOS share": g["bos_share_nontrigger"].mean(),
+                    "rel. err. trigger": g["rel_err_trigger"].mean(),
+                    "rel. err. non-trigger": g["rel_err_nontrigger"].mean(),
+                    "max error": g["linf"].max(),
+                    "steps (median)": g["steps"].median().astype(int),
+                    "stopped": g["stopped_early"].mean(),
+                }
+            )
+
+        runs = pd.DataFrame(self.runs)
+        classes = runs.groupby("attention", sort=False)["prediction"].first().rename("class")
+        with_bos = summary(runs[~runs["no_bos"]])
+        no_bos = summary(runs[runs["no_bos"]]).add_suffix(" (no BOS)")
+        return pd.concat([classes, with_bos, no_bos], axis=1)
+
+    def to_json(self) -> dict:
+        return {
+            "experiment": "variants",
+            "profile": self.profile,
+            "settings": asdict(self.settings),
+            "predictions": VARIANT_RULES,
+            "runs": self.runs,
+        }
+
+
+def variants(
+    profile: str | None = None,
+    *,
+    seeds: int | None = None,
+    device: torch.device | str | None = None,
+    progress: bool = False,
+    cache_dir: str | Path | None = None,
+    rules: list[str] | None = None,
+) -> VariantsResult:
+    """Train every rule of :data:`VARIANT_RULES` on the paper's task and on the task without BOS.
+
+    Used in the chapter "Every way to let a head do nothing" and by
+    ``python -m attnsink reproduce variants``.
+    """
+    profile = resolve_profile(profile)
+    settings = VARIANTS[profile]
+    if seeds is not None:
+        if not isinstance(seeds, int) or isinstance(seeds, bool) or seeds < 1:
+            raise ValueError(f"seeds must be a positive integer, got {seeds!r}")
+        settings = VariantsSettings(**{**asdict(settings), "seeds": seeds})
+    rules = list(VARIANT_RULES) if rules is None else rules
+    for rule in rules:
+        if rule not in VARIANT_RULES:
+            raise ValueError(f"rules must be drawn from {list(VARIANT_RULES)}, got {rule!r}")
+    results, runs, figure_attn = {}, [], {}
+    for bos in (True, False):
+        task = TriggerTask(bos=bos)
+        for attention in rules:
+            trained = train_seeds_cached(
+                task,
+                list(range(settings.seeds)),
+                cache_dir=cache_dir,
+                attention=attention,
+                steps=settings.steps,
+                lr=settings.lr,
+                batch_size=settings.batch_size,
+                stop_linf=settings.stop_linf,
+                device=device,
+                progress=progress,
+            )
+            results[attention, bos] = trained
+            for r in trained:
+                record = run_record(r, evaluate(r.model, task, n=N_TEST))
+                record.update({"no_bos": not bos, "prediction": VARIANT_RULES[attention]})
+                runs.append(record)
+            shown = evaluate(trained[0].model, task, n=N_TEST, trigger_pos=FIGURE_TRIGGER_POS)
+            figure_attn[attention, bos] = shown.attn[0][:, 0]
+    return VariantsResult(profile, settings, results, runs, figure_attn)
+
+
+EXPERIMENTS = {"single_layer": single_layer, "variants": variants}

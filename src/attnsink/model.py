@@ -20,7 +20,7 @@ from torch import nn
 
 from .attention import causal_mask, get_rule
 
-PARAM_NAMES = ("W_Q", "W_K", "W_V", "W_O")
+PARAM_NAMES = ("W_Q", "W_K", "W_V", "W_O")  # every model has these; sink_logit adds "sink", gated "W_G"
 
 
 def _check_int(name: str, value, minimum: int) -> None:
@@ -38,11 +38,13 @@ def forward_stacked(
 ):
     """Run ``S`` stacked models on their own inputs.
 
-    ``params[name]`` has shape (S, n_layers, n_heads, d_model, d_model) and ``x`` has
-    shape (S, batch, seq_len, d_model). Returns ``(y_hat, attn)`` with ``attn`` a list of
-    (S, batch, heads, query, key) tensors, one per layer, and with ``return_values`` also
-    each layer's per-head output-space values ``v_t W_O`` (S, batch, heads, seq_len, d_model):
-    the vector a head adds per unit of weight on token t.
+    ``params[name]`` has shape (S, n_layers, n_heads, d_model, d_model) for the four maps,
+    (S, n_layers, n_heads) for ``sink`` and (S, n_layers, n_heads, d_model) for ``W_G``;
+    ``x`` has shape (S, batch, seq_len, d_model). Returns ``(y_hat, attn)`` with ``attn`` a
+    list of (S, batch, heads, query, key) tensors, one per layer: the weights the head
+    applies to its values (for ``gated``, the softmax weights times the gate). With
+    ``return_values`` also each layer's per-head output-space values ``v_t W_O``
+    (S, batch, heads, seq_len, d_model): the vector a head adds per unit of weight on token t.
     """
     rule = get_rule(attention)
     n_layers = params["W_Q"].shape[1]
@@ -57,7 +59,13 @@ def forward_stacked(
         W_VO = W_V @ W_O
         hq = torch.einsum("sbld,shde->sbhle", h, W_QK)  # (S, batch, heads, seq, d)
         scores = hq @ h.unsqueeze(2).transpose(-1, -2)  # (S, batch, heads, query, key)
-        weights = rule(scores, mask)
+        if attention == "sink_logit":
+            weights = rule(scores, mask, sink=params["sink"][:, layer, None])  # sink: (S, 1, heads)
+        else:
+            weights = rule(scores, mask)
+        if attention == "gated":  # the head's output times sigmoid(x_i . w_h): one gate per query and head
+            gate = torch.sigmoid(torch.einsum("sbld,shd->sbhl", h, params["W_G"][:, layer]))  # (S, batch, heads, seq)
+            weights = weights * gate[..., None]
         vo = torch.einsum("sbld,shde->sbhle", h, W_VO)  # (S, batch, heads, seq, d): v_t W_O per head
         out = torch.einsum("sbhqk,sbhke->sbqe", weights, vo)  # (S, batch, seq, d), summed over heads
         h = h + out if residual else out
@@ -109,6 +117,11 @@ class AttentionModel(nn.Module):
         for name in PARAM_NAMES:
             init = torch.randn(shape, generator=generator) * init_std
             self.register_parameter(name, nn.Parameter(init))
+        if attention == "sink_logit":  # starts at 0: the phantom key weighs like a key with score 0
+            self.register_parameter("sink", nn.Parameter(torch.zeros(n_layers, n_heads)))
+        if attention == "gated":  # starts near sigmoid(0) = 1/2
+            gate = torch.randn(n_layers, n_heads, d_model, generator=generator) * init_std
+            self.register_parameter("W_G", nn.Parameter(gate))
 
     @property
     def config(self) -> dict:
@@ -124,7 +137,7 @@ class AttentionModel(nn.Module):
     def forward(self, x: torch.Tensor, *, return_values: bool = False):
         if x.dim() != 3 or x.shape[-1] != self.d_model:
             raise ValueError(f"x must have shape (batch, seq_len, {self.d_model}), got {tuple(x.shape)}")
-        params = {name: getattr(self, name).unsqueeze(0) for name in PARAM_NAMES}
+        params = {name: p.unsqueeze(0) for name, p in self.named_parameters()}
         outputs = forward_stacked(
             params, x.unsqueeze(0), attention=self.attention, residual=self.residual, return_values=return_values
         )

@@ -147,3 +147,69 @@ def sequence(x: torch.Tensor, y: torch.Tensor, trigger_pos: int) -> plt.Figure:
         ax.axhline(trigger_pos + 1, color="tab:blue", lw=1.5)
     fig.tight_layout()
     return fig
+
+
+def attention_maps(maps: dict[str, torch.Tensor], trigger_pos: int, *, ncols: int = 3) -> plt.Figure:
+    """Mean attention over test sequences for several models, one panel each (title = key).
+
+    ``maps`` maps a title to (sequences, query, key) weights; the colour scale is shared
+    and starts at 0, so a head that is off shows as a blank triangle.
+    """
+    n = len(maps)
+    nrows = -(-n // ncols)
+    fig, axes = plt.subplots(nrows, ncols, figsize=(3.6 * ncols, 3.4 * nrows), squeeze=False)
+    means = {k: v.detach().float().cpu().mean(dim=0).numpy() for k, v in maps.items()}
+    vmax = max(1.0, max(float(m.max()) for m in means.values()))
+    for ax, (title, mean) in zip(axes.flat, means.items()):
+        _heatmap(ax, mean, title=title, vmax=vmax, trigger_pos=trigger_pos, cbar=False)
+    for ax in axes.flat[n:]:
+        ax.axis("off")
+    for ax in axes[:, 1:].flat:
+        ax.set_ylabel("")
+    for ax in axes[:-1, :].flat:
+        ax.set_xlabel("")
+    fig.tight_layout()
+    return fig
+
+
+def variants_summary(runs: list[dict]) -> plt.Figure:
+    """Every rule, one dot per seed: BOS mass at non-trigger positions when BOS is there, and
+    the relative error at the trigger when it is not. Colour: what the theory predicts."""
+    df = pd.DataFrame(runs)
+    order = list(dict.fromkeys(df["attention"]))
+    palette = {"simplex": "tab:red", "off state": "tab:green"}
+    fig, axes = plt.subplots(1, 2, figsize=(12, 4.2), sharey=True)
+    with_bos, no_bos = df[~df["no_bos"]], df[df["no_bos"]]
+    sns.stripplot(
+        with_bos,
+        x="bos_mass_nontrigger",
+        y="attention",
+        hue="prediction",
+        order=order,
+        palette=palette,
+        ax=axes[0],
+        size=7,
+        jitter=0.15,
+    )
+    axes[0].set_xlim(-0.05, 1.05)
+    axes[0].set_xlabel("BOS mass at non-trigger positions\n(task with BOS)")
+    sns.stripplot(
+        no_bos,
+        x="rel_err_trigger",
+        y="attention",
+        hue="prediction",
+        order=order,
+        palette=palette,
+        ax=axes[1],
+        size=7,
+        jitter=0.15,
+        legend=False,
+    )
+    axes[1].set_xscale("log")
+    axes[1].set_xlabel("relative error at the trigger\n(task without BOS)")
+    axes[1].axvline(1e-2, color="grey", ls="--", lw=1)
+    axes[0].set_ylabel("")
+    axes[0].legend(title="theory", loc="lower left")
+    sns.despine(fig)
+    fig.tight_layout()
+    return fig

@@ -11,6 +11,9 @@ Exactly one trigger per sequence, at a 0-indexed position drawn uniformly from
 2 .. seq_len-1. The target is zero everywhere except at the trigger, where it is the mean
 of the tokens at positions 1 .. trigger (the trigger included). With ``residual=True`` the
 target is ``x`` plus that: the layers must add nothing at non-trigger positions.
+
+The ablation ``bos=False`` removes BOS: position 0 is an ordinary content token, and the
+target at the trigger is the mean of the tokens at positions 0 .. trigger.
 """
 
 from __future__ import annotations
@@ -30,14 +33,8 @@ class Batch:
     y: torch.Tensor  # (batch, seq_len, d_model)
     trigger_pos: torch.Tensor  # (batch,) 0-indexed, int64
     is_trigger: torch.Tensor  # (batch, seq_len) bool
+    is_nontrigger: torch.Tensor  # (batch, seq_len) bool: content positions (t >= 1 with BOS) but the trigger
     # (the trainer also builds stacks of batches, with one more leading dimension)
-
-    @property
-    def is_nontrigger(self) -> torch.Tensor:
-        """(batch, seq_len) bool: query positions t >= 1 that are not the trigger."""
-        mask = ~self.is_trigger
-        mask[..., 0] = False
-        return mask
 
 
 @dataclass(frozen=True)
@@ -47,6 +44,7 @@ class TriggerTask:
     d_model: int = 16
     seq_len: int = 16
     residual: bool = False
+    bos: bool = True
 
     def __post_init__(self):
         if not isinstance(self.d_model, int) or isinstance(self.d_model, bool) or self.d_model < 3:
@@ -55,11 +53,23 @@ class TriggerTask:
             raise ValueError(f"seq_len must be an integer >= 4, got {self.seq_len!r}")
         if not isinstance(self.residual, bool):
             raise ValueError(f"residual must be True or False, got {self.residual!r}")
+        if not isinstance(self.bos, bool):
+            raise ValueError(f"bos must be True or False, got {self.bos!r}")
 
     @property
     def n_noise(self) -> int:
         """Number of Uniform(-1, 1) content coordinates per token."""
         return self.d_model - 3
+
+    @property
+    def first_content(self) -> int:
+        """Position of the first content token: 1 after BOS, 0 without BOS."""
+        return 1 if self.bos else 0
+
+    @property
+    def n_noise_positions(self) -> int:
+        """Number of positions that carry noise (all but BOS)."""
+        return self.seq_len - self.first_content
 
     def sample(
         self,
@@ -91,12 +101,12 @@ class TriggerTask:
                 raise ValueError(f"trigger_pos must be an integer in 2..{L - 1} (0-indexed), got {trigger_pos!r}")
             j = torch.full((batch_size,), trigger_pos, dtype=torch.long, device=device)
 
-        noise = torch.rand(batch_size, L - 1, self.n_noise, generator=generator, device=device)
+        noise = torch.rand(batch_size, self.n_noise_positions, self.n_noise, generator=generator, device=device)
         return self.build(j, noise)
 
     def build(self, trigger_pos: torch.Tensor, noise: torch.Tensor, *, validate: bool = True) -> Batch:
         """The sequences and targets for given trigger positions (*,) and Uniform(0, 1) draws
-        (*, seq_len-1, n_noise); any leading dimensions. :meth:`sample` draws these two and
+        (*, n_noise_positions, n_noise); any leading dimensions. :meth:`sample` draws these two and
         calls this; the trainer draws them for many seeds at once and builds every step's
         batch in one call (with ``validate=False``: its draws are valid by construction, and
         checking the values would cost a device sync every step).
@@ -104,24 +114,27 @@ class TriggerTask:
         L, n = self.seq_len, self.d_model
         if not isinstance(trigger_pos, torch.Tensor) or trigger_pos.dtype != torch.long:
             raise ValueError("trigger_pos must be an int64 tensor of 0-indexed trigger positions")
-        if not isinstance(noise, torch.Tensor) or tuple(noise.shape) != (*trigger_pos.shape, L - 1, self.n_noise):
-            raise ValueError(f"noise must have shape (*trigger_pos.shape, {L - 1}, {self.n_noise})")
+        shape = (*trigger_pos.shape, self.n_noise_positions, self.n_noise)
+        if not isinstance(noise, torch.Tensor) or tuple(noise.shape) != shape:
+            raise ValueError(f"noise must have shape (*trigger_pos.shape, {self.n_noise_positions}, {self.n_noise})")
         if validate and trigger_pos.numel() and not (2 <= int(trigger_pos.min()) and int(trigger_pos.max()) <= L - 1):
             raise ValueError(f"trigger_pos values must lie in 2..{L - 1}")
         lead = tuple(trigger_pos.shape)
+        first = self.first_content
         pos = torch.arange(L, device=noise.device)
         is_trigger = pos == trigger_pos[..., None]  # (*, seq_len)
-        is_content = (pos >= 1) & ~is_trigger  # (*, seq_len)
+        is_content = (pos >= first) & ~is_trigger  # (*, seq_len)
         x = torch.zeros(*lead, L, n, device=noise.device)
-        x[..., 0, BOS] = 1.0
+        if self.bos:
+            x[..., 0, BOS] = 1.0
         x[..., TRIGGER] = is_trigger.float()
-        x[..., 1:, 2 : n - 1] = 2.0 * noise - 1.0
+        x[..., first:, 2 : n - 1] = 2.0 * noise - 1.0
         x[..., n - 1] = is_content.float()
 
-        # running mean of tokens 1..t at every t >= 1; the target keeps it at the trigger only
-        counts = torch.arange(1, L, device=noise.device, dtype=x.dtype)[:, None]
-        running_mean = x[..., 1:, :].cumsum(dim=-2) / counts  # (*, seq_len-1, d_model)
+        # running mean of the tokens first..t at every t >= first; the target keeps it at the trigger only
+        counts = torch.arange(1, L - first + 1, device=noise.device, dtype=x.dtype)[:, None]
+        running_mean = x[..., first:, :].cumsum(dim=-2) / counts  # (*, seq_len - first, d_model)
         update = torch.zeros_like(x)
-        update[..., 1:, :] = torch.where(is_trigger[..., 1:, None], running_mean, 0.0)
+        update[..., first:, :] = torch.where(is_trigger[..., first:, None], running_mean, 0.0)
         y = x + update if self.residual else update
-        return Batch(x=x, y=y, trigger_pos=trigger_pos, is_trigger=is_trigger)
+        return Batch(x=x, y=y, trigger_pos=trigger_pos, is_trigger=is_trigger, is_nontrigger=is_content)

@@ -22,7 +22,7 @@ import torch
 from tqdm import tqdm
 
 from .metrics import bos_mass
-from .model import PARAM_NAMES, AttentionModel, forward_stacked
+from .model import AttentionModel, forward_stacked
 from .task import TriggerTask
 
 BETAS = (0.9, 0.95)
@@ -144,7 +144,8 @@ def train_many(
     cfg = models[0].config
     S = len(models)
     params = {
-        name: torch.stack([getattr(m, name).detach() for m in models]).to(dev).requires_grad_() for name in PARAM_NAMES
+        name: torch.stack([m.get_parameter(name).detach() for m in models]).to(dev).requires_grad_()
+        for name, _ in models[0].named_parameters()
     }  # (S, layers, heads, d, d)
     adam_m = {name: torch.zeros_like(p) for name, p in params.items()}
     adam_v = {name: torch.zeros_like(p) for name, p in params.items()}
@@ -163,12 +164,12 @@ def train_many(
     last = steps - 1
     n_draw = chunk * batch_size
     trig_buf = torch.empty(S, n_draw, dtype=torch.long, device=dev)
-    noise_buf = torch.empty(S, n_draw, task.seq_len - 1, task.n_noise, device=dev)
+    noise_buf = torch.empty(S, n_draw, task.n_noise_positions, task.n_noise, device=dev)
     for step in range(steps):
         if step % chunk == 0:  # the same draws, in the same order, as task.sample(n_draw, generator=g)
             for i, g in enumerate(gens):
                 torch.randint(2, task.seq_len, (n_draw,), generator=g, device=dev, out=trig_buf[i])
-                torch.rand(n_draw, task.seq_len - 1, task.n_noise, generator=g, device=dev, out=noise_buf[i])
+                torch.rand(n_draw, task.n_noise_positions, task.n_noise, generator=g, device=dev, out=noise_buf[i])
         rows = slice((step % chunk) * batch_size, (step % chunk + 1) * batch_size)
         batch = task.build(trig_buf[:, rows], noise_buf[:, rows], validate=False)  # (S, batch, ...)
         x, y, mask = batch.x, batch.y, batch.is_nontrigger
@@ -188,12 +189,13 @@ def train_many(
         grads = torch.autograd.grad(loss.sum(), list(params.values()))
         with torch.no_grad():
             t = step + 1  # every still-active seed has been updated at every step so far
-            keep = active.view(S, 1, 1, 1, 1)
+
             for (name, p), g in zip(params.items(), grads):
                 adam_m[name].mul_(BETAS[0]).add_(g, alpha=1 - BETAS[0])
                 adam_v[name].mul_(BETAS[1]).addcmul_(g, g, value=1 - BETAS[1])
                 m_hat = adam_m[name] / (1 - BETAS[0] ** t)
                 v_hat = adam_v[name] / (1 - BETAS[1] ** t)
+                keep = active.view(S, *[1] * (p.dim() - 1))
                 p.copy_(torch.where(keep, p - lr * m_hat / (v_hat.sqrt() + ADAM_EPS), p))
             updates += active
 
@@ -214,8 +216,8 @@ def train_many(
     results = []
     for i, (m, seed) in enumerate(zip(models, seeds)):
         with torch.no_grad():
-            for name in PARAM_NAMES:
-                getattr(m, name).copy_(params[name][i].to(getattr(m, name).device))
+            for name, p in m.named_parameters():
+                p.copy_(params[name][i].to(p.device))
         n_hist = n_updates[i] + 1 if stopped[i] else n_updates[i]
         history = {
             "step": np.arange(n_hist),
