@@ -1,0 +1,87 @@
+"""Hand-built heads with explicit weights: a softmax family that needs a sink, and an exact
+ReLU head that does not. Used in the theory chapters.
+
+Both read the task's channels directly. With the token layout of :mod:`attnsink.task`
+(0 = BOS, 1 = trigger, 2..n-2 = noise, n-1 = bias), a head's score is
+``s_ik = x_i W_Q W_K^T x_k^T`` and its value map is ``W_V W_O``; the constructions choose
+those two products and factor them as ``W_Q = A, W_K = I`` and ``W_V = B, W_O = I``.
+"""
+
+from __future__ import annotations
+
+import math
+
+import torch
+
+from .model import AttentionModel
+from .task import BOS, TRIGGER, TriggerTask
+
+
+def _check_task(task: TriggerTask) -> None:
+    if not isinstance(task, TriggerTask):
+        raise ValueError(f"task must be a TriggerTask, got {type(task).__name__}")
+    if task.residual or not task.bos:
+        raise ValueError("the constructions are for the paper's task: residual=False and bos=True")
+
+
+def _model(task: TriggerTask, attention: str, qk: torch.Tensor, vo: torch.Tensor) -> AttentionModel:
+    n = task.d_model
+    model = AttentionModel(n, attention=attention)
+    with torch.no_grad():
+        model.W_Q.copy_(qk[None, None])
+        model.W_K.copy_(torch.eye(n)[None, None])
+        model.W_V.copy_(vo[None, None])
+        model.W_O.copy_(torch.eye(n)[None, None])
+    return model
+
+
+def value_map(task: TriggerTask) -> torch.Tensor:
+    """``W_V W_O`` of both constructions: copy every channel but BOS's, so BOS's value is 0
+    and every other token's value is the token itself."""
+    vo = torch.eye(task.d_model)
+    vo[BOS, BOS] = 0.0
+    return vo
+
+
+def softmax_solution(task: TriggerTask, margin: float) -> AttentionModel:
+    """A softmax head that solves the task as ``margin`` grows, by sinking on BOS.
+
+    A content query scores ``margin`` on BOS and 0 on every other key; the trigger query
+    scores 0 on BOS and ``margin`` on every other key. So at a non-trigger position i the
+    weight on BOS is e^margin / (e^margin + i) -> 1, and at the trigger j every key 1..j
+    gets e^margin / (1 + j e^margin) -> 1/j. Error -> 0 and BOS mass -> 1 together.
+    """
+    _check_task(task)
+    if not isinstance(margin, (int, float)) or isinstance(margin, bool) or not math.isfinite(margin) or margin < 0:
+        raise ValueError(f"margin must be a finite number >= 0, got {margin!r}")
+    n = task.d_model
+    bias = n - 1
+    # keys: BOS -> direction 0; every non-BOS token (bias or trigger channel) -> direction 1
+    # queries: content (bias channel) -> margin * direction 0; trigger -> margin * direction 1
+    qk = torch.zeros(n, n)
+    qk[bias, BOS] = margin  # content query . BOS key
+    qk[TRIGGER, TRIGGER] = margin  # trigger query . trigger key
+    qk[TRIGGER, bias] = margin  # trigger query . content key
+    return _model(task, "softmax", qk, value_map(task))
+
+
+def relu_solution(task: TriggerTask) -> AttentionModel:
+    """A ReLU head that solves the task exactly, with weight exactly 0 at non-trigger positions.
+
+    Only the trigger query has a non-zero query vector: it scores 1 on every non-BOS key and
+    0 on BOS, so with the scale 1 / max(j, 1) it puts exactly 1/j on keys 1..j. Every other
+    query is the zero vector, every score is 0, and relu(0) = 0: the head is off.
+    """
+    _check_task(task)
+    n = task.d_model
+    qk = torch.zeros(n, n)
+    qk[TRIGGER, TRIGGER] = 1.0  # trigger query . trigger key
+    qk[TRIGGER, n - 1] = 1.0  # trigger query . content key (bias channel)
+    return _model(task, "relu", qk, value_map(task))
+
+
+def with_attention(model: AttentionModel, attention: str) -> AttentionModel:
+    """The same weights under another rule (for example ``relu_visible``)."""
+    copy = AttentionModel(model.d_model, model.n_heads, model.n_layers, attention, model.residual)
+    copy.load_state_dict(model.state_dict(), strict=False)
+    return copy
