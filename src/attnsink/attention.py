@@ -13,6 +13,8 @@ whole row (near) zero. Chapter "Every way to let a head do nothing" tests what f
 
 from __future__ import annotations
 
+import functools
+import math
 from functools import lru_cache
 
 import torch
@@ -107,6 +109,21 @@ def clipped_softmax(scores: torch.Tensor, mask: torch.Tensor, gamma: float = CLI
     return torch.where(mask, ((1.0 - gamma) * p + gamma).clamp(0.0, 1.0), 0.0)
 
 
+def softmax_capped(scores: torch.Tensor, mask: torch.Tensor, cap: float) -> torch.Tensor:
+    """Softmax with the weight on BOS capped at ``cap``; the rest of the row keeps its softmax
+    proportions and takes up the remainder, so every row stays on the simplex. A "sink-free"
+    softmax head by construction (BOS's own row, which sees nothing else, keeps weight 1).
+    Selected as ``softmax_cap{cap}``, for example ``softmax_cap0.5``."""
+    p0 = softmax(scores, mask)[..., :1]  # the softmax weight BOS would get
+    others = mask.clone()
+    others[..., 0] = False
+    has_others = others.any(dim=-1, keepdim=True)  # (query, 1)
+    # a finite fill keeps BOS's own row (no other key) finite, and its gradient too; its weight is 0 anyway
+    rest = scores.masked_fill(~others, torch.finfo(scores.dtype).min)[..., 1:].softmax(dim=-1)
+    a0 = torch.where(has_others, p0.clamp(max=cap), torch.ones_like(p0))
+    return torch.cat([a0, (1.0 - a0) * rest], dim=-1)
+
+
 ATTENTION_RULES = {
     "softmax": softmax,
     "relu": relu,
@@ -120,8 +137,21 @@ ATTENTION_RULES = {
 }
 
 
+CAPPED_PREFIX = "softmax_cap"
+
+
 def get_rule(name: str):
     """The weight rule called ``name``; raises ``ValueError`` for an unknown name."""
+    if isinstance(name, str) and name.startswith(CAPPED_PREFIX):
+        try:
+            cap = float(name[len(CAPPED_PREFIX) :])
+        except ValueError:
+            cap = math.nan
+        if not 0.0 <= cap <= 1.0:
+            raise ValueError(f"attention {name!r}: the cap after {CAPPED_PREFIX!r} must be a number in [0, 1]")
+        return functools.partial(softmax_capped, cap=cap)
     if name not in ATTENTION_RULES:
-        raise ValueError(f"attention must be one of {sorted(ATTENTION_RULES)}, got {name!r}")
+        raise ValueError(
+            f"attention must be one of {sorted(ATTENTION_RULES)} or {CAPPED_PREFIX}<cap in [0, 1]>, got {name!r}"
+        )
     return ATTENTION_RULES[name]

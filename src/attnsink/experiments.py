@@ -345,4 +345,62 @@ def variants(
     return VariantsResult(profile, settings, results, runs, figure_attn)
 
 
+# ---- a softmax head kept off BOS (theory chapter) ----
+
+CAPS = {
+    "quick": (0.0, 0.25, 0.5, 0.75, 0.9, 0.97, 1.0),
+    "full": (0.0, 0.1, 0.25, 0.4, 0.5, 0.6, 0.75, 0.85, 0.9, 0.95, 0.97, 0.99, 1.0),
+}
+CAPPED_STEPS = {"quick": 3_000, "full": 20_000}
+CAPPED_SEEDS = {"quick": 2, "full": 5}
+
+
+def capped_bos(
+    profile: str | None = None,
+    *,
+    device: torch.device | str | None = None,
+    progress: bool = False,
+    cache_dir: str | Path | None = None,
+) -> list[dict]:
+    """Train softmax heads whose weight on BOS is capped (``softmax_cap{c}``) for several caps.
+
+    Returns one record per (cap, seed) with the test metrics and, from the theory
+    chapter's inequality, the mean over non-trigger rows of the squared lower bound
+    ``max(0, (1 - a_i0) D_i - |y_hat_0|)^2`` on each row's squared error.
+    """
+    from .metrics import sink_bound_terms
+
+    profile = resolve_profile(profile)
+    task = TriggerTask()
+    records = []
+    for cap in CAPS[profile]:
+        trained = train_seeds_cached(
+            task,
+            list(range(CAPPED_SEEDS[profile])),
+            cache_dir=cache_dir,
+            attention=f"softmax_cap{cap}",
+            steps=CAPPED_STEPS[profile],
+            lr=1e-3,
+            stop_linf=5e-3,
+            device=device,
+            progress=progress,
+        )
+        for r in trained:
+            summary = evaluate(r.model, task, n=N_TEST).summary()
+            terms = sink_bound_terms(r.model, task)
+            bound = ((terms["mass_off_bos"] * terms["d_lower"] - terms["err_bos"]).clamp(min=0) ** 2).mean().item()
+            records.append(
+                {
+                    "cap": cap,
+                    "seed": r.seed,
+                    "steps": r.steps,
+                    "stopped_early": r.stopped_early,
+                    **summary,
+                    "sq_err_nontrigger_row": (terms["err_row"] ** 2).mean().item(),
+                    "sq_bound_nontrigger_row": bound,
+                }
+            )
+    return records
+
+
 EXPERIMENTS = {"single_layer": single_layer, "variants": variants}

@@ -7,6 +7,7 @@ metrics return (*, heads).
 
 from __future__ import annotations
 
+import math
 from dataclasses import dataclass
 
 import torch
@@ -171,3 +172,88 @@ def evaluate(
     y_hat, attn, values = model(batch.x.to(device), return_values=True)
     y_hat, attn, values = y_hat.cpu(), [a.cpu() for a in attn], [v.cpu() for v in values]
     return Evaluation(batch=batch, y_hat=y_hat, attn=attn, values=values, errors=task_errors(y_hat, batch, task))
+
+
+def _project_simplex(v: torch.Tensor) -> torch.Tensor:
+    """Euclidean projection of each row of v (..., m) onto the probability simplex."""
+    u, _ = torch.sort(v, dim=-1, descending=True)
+    css = u.cumsum(dim=-1) - 1.0
+    k = torch.arange(1, v.shape[-1] + 1, device=v.device, dtype=v.dtype)
+    rho = ((u - css / k) > 0).sum(dim=-1, keepdim=True)  # number of positive entries, >= 1
+    theta = css.gather(-1, rho - 1) / rho.to(v.dtype)
+    return (v - theta).clamp(min=0.0)
+
+
+@torch.no_grad()
+def hull_distance(points: torch.Tensor, mask: torch.Tensor | None = None, *, iters: int = 2000):
+    """Distance from the origin to the convex hull of ``points`` (..., m, n), with bounds.
+
+    ``mask`` (..., m) selects the points that count (at least one per row). Solved by
+    projected gradient descent on the weights; returns ``(lower, upper)``: ``upper`` is the
+    norm of the best convex combination found and ``lower`` = max(0, min_k <u_k, p>/|p|) is a
+    certified lower bound (every point of the hull lies beyond the plane through p normal
+    to p when p is optimal). They meet at the optimum. Used in the theory chapter, where the
+    distance bounds how much mass a softmax head can keep off BOS.
+    """
+    if mask is None:
+        mask = torch.ones(points.shape[:-1], dtype=torch.bool, device=points.device)
+    if not mask.any(dim=-1).all():
+        raise ValueError("mask must select at least one point in every row")
+    pts = torch.where(mask[..., None], points, 0.0).double()  # unselected points play no part
+    gram = pts @ pts.transpose(-1, -2)  # (..., m, m)
+    # the gradient 2 G lam is Lipschitz with constant 2 lambda_max(G): power iteration for the step
+    v = torch.ones_like(gram[..., 0])
+    for _ in range(50):
+        v = (gram @ v.unsqueeze(-1)).squeeze(-1)
+        v = v / v.norm(dim=-1, keepdim=True).clamp(min=1e-300)
+    lam_max = (v * (gram @ v.unsqueeze(-1)).squeeze(-1)).sum(-1, keepdim=True)
+    step = 1.0 / (2.0 * 1.05 * lam_max.clamp(min=1e-12))
+    big = 1e9  # pushes unselected weights far below the rest: the projection gives them 0
+    lam = mask.double() / mask.sum(dim=-1, keepdim=True)
+    ahead, t = lam, 1.0
+    for _ in range(iters):  # accelerated projected gradient (FISTA)
+        grad = 2.0 * (gram @ ahead.unsqueeze(-1)).squeeze(-1)
+        new = _project_simplex(torch.where(mask, ahead - step * grad, -big))
+        t_next = (1.0 + math.sqrt(1.0 + 4.0 * t * t)) / 2.0
+        ahead = new + ((t - 1.0) / t_next) * (new - lam)
+        lam, t = new, t_next
+    p = (lam.unsqueeze(-1) * pts).sum(dim=-2)  # (..., n)
+    upper = p.norm(dim=-1)
+    support = (pts @ p.unsqueeze(-1)).squeeze(-1)  # <u_k, p>
+    lower = torch.where(mask, support, big).min(dim=-1).values / upper.clamp(min=1e-300)
+    lower = torch.where(upper > 0, lower.clamp(min=0.0), torch.zeros_like(upper))
+    return lower.to(points.dtype), upper.to(points.dtype)
+
+
+@torch.no_grad()
+def sink_bound_terms(model: AttentionModel, task: TriggerTask, *, n: int = 200, seed: int = EVAL_SEED) -> dict:
+    """The terms of the sink inequality of the theory chapter, for every non-trigger row.
+
+    For each of ``n`` test sequences and each non-trigger position i >= 1 of a one-layer,
+    one-head model: ``mass_off_bos`` = 1 - a_i0, ``err_row`` = |y_hat_i - y_i|, ``err_bos`` =
+    |y_hat_0 - y_0| and lower and upper bounds on D_i, the distance from the origin to the
+    convex hull of the values u_k = x_k W_V W_O of the non-BOS tokens k = 1..i. Each entry
+    is a flat tensor over all (sequence, row) pairs; ``seq`` says which sequence.
+    """
+    if model.n_layers != 1 or model.n_heads != 1 or model.residual:
+        raise ValueError("sink_bound_terms is for one-layer, one-head models without residual stream")
+    ev = evaluate(model, task, n=n, seed=seed)
+    b, a, u = ev.batch, ev.attn[0][:, 0], ev.values[0][:, 0]  # (n, L, L), (n, L, d)
+    L = task.seq_len
+    keys = torch.ones(L, L, dtype=torch.bool).tril()
+    keys[:, 0] = False  # non-BOS keys visible from each query: (query, key)
+    rows = b.is_nontrigger  # (n, L): non-trigger positions i >= 1
+    pts = u[:, None, :, :].expand(n, L, L, u.shape[-1])[rows]  # (rows, key, d)
+    mask = keys[None].expand(n, L, L)[rows]
+    lower, upper = hull_distance(pts, mask)
+    err = (ev.y_hat - b.y).norm(dim=-1)  # (n, L)
+    seq = torch.arange(n)[:, None].expand(n, L)[rows]
+    return {
+        "seq": seq,
+        "mass_off_bos": a[..., 1:].sum(dim=-1)[rows],  # = 1 - a_i0, summed directly (no cancellation)
+        "err_row": err[rows],
+        "err_bos": err[:, 0][seq],
+        "d_lower": lower,
+        "d_upper": upper,
+        "sq_error_seq": (ev.y_hat - b.y).pow(2).sum(dim=(1, 2)),  # (n,): the squared error of each sequence
+    }

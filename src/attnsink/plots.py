@@ -213,3 +213,55 @@ def variants_summary(runs: list[dict]) -> plt.Figure:
     sns.despine(fig)
     fig.tight_layout()
     return fig
+
+
+def sink_inequality(points: pd.DataFrame) -> plt.Figure:
+    """Mass off BOS against (|y_hat_i - y_i| + |y_hat_0 - y_0|) / D_i, one dot per non-trigger row.
+
+    The theory chapter's inequality says every dot lies on or above the diagonal (drawn).
+    ``points`` has columns ``mass_off_bos``, ``scaled_error`` and ``source`` (the legend).
+    """
+    fig, ax = plt.subplots(figsize=(6.4, 5.4))
+    floor = 1e-9
+    df = points.assign(
+        mass_off_bos=points["mass_off_bos"].clip(lower=floor), scaled_error=points["scaled_error"].clip(lower=floor)
+    )
+    sns.scatterplot(df, x="mass_off_bos", y="scaled_error", hue="source", ax=ax, s=10, alpha=0.5, linewidth=0)
+    lo = min(df["mass_off_bos"].min(), df["scaled_error"].min())
+    ax.plot([lo, 1.0], [lo, 1.0], color="black", lw=1.2, label="bound: y = x")
+    ax.set_xscale("log")
+    ax.set_yscale("log")
+    ax.set_xlabel(r"mass off BOS, $1 - a_{i0}$")
+    ax.set_ylabel(r"$(\|\hat y_i - y_i\| + \|\hat y_0 - y_0\|)\,/\,D_i$")
+    ax.legend(fontsize=8, markerscale=2)
+    sns.despine(fig)
+    fig.tight_layout()
+    return fig
+
+
+def capped_tradeoff(records: list[dict]) -> plt.Figure:
+    """Error of softmax heads whose BOS weight is capped, against the cap (one dot per seed):
+    overall MSE, and the squared error at non-trigger rows next to its lower bound."""
+    df = pd.DataFrame(records)
+    fig, axes = plt.subplots(1, 2, figsize=(12, 4.2))
+    sns.lineplot(df, x="cap", y="mse", marker="o", ax=axes[0], errorbar=None)
+    sns.scatterplot(df, x="cap", y="mse", ax=axes[0], s=20, color="tab:blue")
+    axes[0].set_yscale("log")
+    axes[0].set_xlabel("cap on the weight of BOS")
+    axes[0].set_ylabel("test MSE")
+    long = df.melt(
+        id_vars=["cap", "seed"],
+        value_vars=["sq_err_nontrigger_row", "sq_bound_nontrigger_row"],
+        var_name="quantity",
+        value_name="value",
+    )
+    long["quantity"] = long["quantity"].map(
+        {"sq_err_nontrigger_row": "measured", "sq_bound_nontrigger_row": "lower bound from the theorem"}
+    )
+    sns.lineplot(long, x="cap", y="value", hue="quantity", marker="o", ax=axes[1], errorbar=None)
+    axes[1].set_yscale("log")
+    axes[1].set_xlabel("cap on the weight of BOS")
+    axes[1].set_ylabel("mean squared error, non-trigger rows")
+    sns.despine(fig)
+    fig.tight_layout()
+    return fig
