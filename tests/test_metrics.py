@@ -93,3 +93,42 @@ def test_errors_at_bos_row_count_as_nontrigger():
     off[:, 0] += 1.0  # wrong only at BOS's own row
     errs = task_errors(off, b, task)
     assert errs["rel_err_nontrigger"] > 0 and errs["rel_err_trigger"] == 0.0
+
+
+# ---- the distance to a convex hull, and the terms of the sink inequality ----
+from attnsink import AttentionModel  # noqa: E402
+from attnsink.metrics import hull_distance, sink_bound_terms  # noqa: E402
+
+
+def test_hull_distance_known_answers():
+    pts = torch.zeros(4, 3, 2)
+    mask = torch.ones(4, 3, dtype=torch.bool)
+    pts[0] = torch.tensor([[1.0, 1.0], [1.0, -1.0], [1.0, 5.0]])  # segment on x = 1: distance 1
+    pts[1] = torch.tensor([[1.0, 0.0], [-1.0, 0.5], [0.0, -1.0]])  # surrounds the origin: 0
+    pts[2] = torch.tensor([[2.0, 2.0], [3.0, 1.0], [9.0, 9.0]])  # closest point (2, 2)
+    pts[3] = torch.tensor([[3.0, 4.0], [0.0, 0.0], [0.0, 0.0]])  # one point only
+    mask[3, 1:] = False
+    lower, upper = hull_distance(pts, mask)
+    torch.testing.assert_close(lower, torch.tensor([1.0, 0.0, 8**0.5, 5.0]), atol=1e-5, rtol=0)
+    assert (lower <= upper + 1e-6).all() and (upper - lower).max() < 1e-4
+    with pytest.raises(ValueError, match="mask"):
+        hull_distance(pts, torch.zeros(4, 3, dtype=torch.bool))
+
+
+def test_hull_distance_random_against_sampling():
+    g = torch.Generator().manual_seed(0)
+    pts = torch.randn(20, 6, 4, generator=g) + 1.0
+    lower, upper = hull_distance(pts)
+    lam = torch.rand(20, 5000, 6, generator=g)
+    lam = lam / lam.sum(-1, keepdim=True)
+    sampled = (lam @ pts).norm(dim=-1).min(dim=-1).values  # random convex combinations are never shorter
+    assert (sampled >= lower - 1e-5).all()
+
+
+def test_sink_inequality_holds_for_random_heads():
+    task = TriggerTask(d_model=8, seq_len=8)
+    for seed in range(3):
+        t = sink_bound_terms(AttentionModel(8, seed=seed, init_std=0.7), task, n=50)
+        assert (t["mass_off_bos"] * t["d_lower"] <= t["err_row"] + t["err_bos"] + 1e-5).all()
+    with pytest.raises(ValueError, match="one-layer"):
+        sink_bound_terms(AttentionModel(8, n_heads=2), task)

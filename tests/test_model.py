@@ -191,3 +191,23 @@ def test_sink_logit_model_has_a_learned_sink_per_head():
         m.sink.fill_(100.0)
     _, attn = m(torch.randn(2, 6, 8))
     assert all(a.abs().max() < 1e-30 for a in attn)
+
+
+def test_softmax_capped():
+    from attnsink.attention import get_rule
+
+    rule = get_rule("softmax_cap0.3")
+    scores = torch.randn(4, 2, L, L, requires_grad=True)
+    with torch.no_grad():
+        scores[..., 0] += 6.0  # BOS would take nearly everything
+    w = rule(scores, MASK)
+    torch.testing.assert_close(w.sum(-1), torch.ones(4, 2, L))
+    assert (w[..., 1:, 0] <= 0.3 + 1e-6).all() and (w[..., 0, 0] == 1).all()
+    assert (w.masked_select(~MASK) == 0).all()
+    w.sum().backward()
+    assert torch.isfinite(scores.grad).all()
+    low = get_rule("softmax_cap1.0")(scores.detach(), MASK)
+    torch.testing.assert_close(low, softmax(scores.detach(), MASK))  # cap 1: plain softmax
+    for bad in ("softmax_cap1.5", "softmax_cap-0.1", "softmax_capx"):
+        with pytest.raises(ValueError, match="cap"):
+            get_rule(bad)
