@@ -102,8 +102,9 @@ def train_seeds_cached(
 
 
 @dataclass(frozen=True)
-class SingleLayerSettings:
-    """The paper's one-layer, one-head setting (learning rate 1e-3, batch 128, stop at 5e-3)."""
+class Settings:
+    """The paper's one-layer training recipe (learning rate 1e-3, batch 128, stop at 5e-3),
+    with a number of seeds and a step cap that depend on the experiment and the profile."""
 
     seeds: int
     steps: int
@@ -111,12 +112,20 @@ class SingleLayerSettings:
     batch_size: int = 128
     stop_linf: float = 5e-3
 
+    def with_seeds(self, seeds: int | None) -> Settings:
+        """These settings with ``seeds`` seeds (None keeps the profile's number)."""
+        if seeds is None:
+            return self
+        if not isinstance(seeds, int) or isinstance(seeds, bool) or seeds < 1:
+            raise ValueError(f"seeds must be a positive integer, got {seeds!r}")
+        return Settings(**{**asdict(self), "seeds": seeds})
+
 
 SINGLE_LAYER = {
     # models stop early after about a thousand steps, so quick keeps the paper's criterion
     # and differs from full in the number of seeds and the step cap only
-    "quick": SingleLayerSettings(seeds=3, steps=5_000),
-    "full": SingleLayerSettings(seeds=10, steps=50_000),
+    "quick": Settings(seeds=3, steps=5_000),
+    "full": Settings(seeds=10, steps=50_000),
 }
 
 
@@ -143,7 +152,7 @@ class SingleLayerResult:
     """Trained models, their test metrics, and the attention behind the Figure 3 panels."""
 
     profile: str
-    settings: SingleLayerSettings
+    settings: Settings
     task: TriggerTask
     results: dict[str, list[TrainResult]]  # attention -> one result per seed
     runs: list[dict]  # one record per (attention, seed), see run_record
@@ -181,11 +190,7 @@ def single_layer(
     chapter 1 and by ``python -m attnsink reproduce single_layer``.
     """
     profile = resolve_profile(profile)
-    settings = SINGLE_LAYER[profile]
-    if seeds is not None:
-        if not isinstance(seeds, int) or isinstance(seeds, bool) or seeds < 1:
-            raise ValueError(f"seeds must be a positive integer, got {seeds!r}")
-        settings = SingleLayerSettings(**{**asdict(settings), "seeds": seeds})
+    settings = SINGLE_LAYER[profile].with_seeds(seeds)
     task = TriggerTask()
     results, runs, figure_attn = {}, [], {}
     for attention in ("softmax", "relu"):
@@ -226,20 +231,9 @@ VARIANT_RULES = {
 }
 
 
-@dataclass(frozen=True)
-class VariantsSettings:
-    """The paper's one-layer setting for every rule, with and without BOS."""
-
-    seeds: int
-    steps: int
-    lr: float = 1e-3
-    batch_size: int = 128
-    stop_linf: float = 5e-3
-
-
 VARIANTS = {
-    "quick": VariantsSettings(seeds=3, steps=5_000),
-    "full": VariantsSettings(seeds=5, steps=50_000),
+    "quick": Settings(seeds=3, steps=5_000),
+    "full": Settings(seeds=5, steps=50_000),
 }
 
 
@@ -248,7 +242,7 @@ class VariantsResult:
     """Every rule trained on the task with BOS and without it."""
 
     profile: str
-    settings: VariantsSettings
+    settings: Settings
     results: dict[tuple[str, bool], list[TrainResult]]  # (attention, bos) -> one result per seed
     runs: list[dict]
     figure_attn: dict[tuple[str, bool], torch.Tensor] = field(repr=False)  # (attention, bos) -> (N_TEST, q, k)
@@ -310,11 +304,7 @@ def variants(
     ``python -m attnsink reproduce variants``.
     """
     profile = resolve_profile(profile)
-    settings = VARIANTS[profile]
-    if seeds is not None:
-        if not isinstance(seeds, int) or isinstance(seeds, bool) or seeds < 1:
-            raise ValueError(f"seeds must be a positive integer, got {seeds!r}")
-        settings = VariantsSettings(**{**asdict(settings), "seeds": seeds})
+    settings = VARIANTS[profile].with_seeds(seeds)
     rules = list(VARIANT_RULES) if rules is None else rules
     for rule in rules:
         if rule not in VARIANT_RULES:
