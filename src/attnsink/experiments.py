@@ -388,6 +388,7 @@ def capped_bos(
                     **summary,
                     "sq_err_nontrigger_row": (terms["err_row"] ** 2).mean().item(),
                     "sq_bound_nontrigger_row": bound,
+                    "mean_d": terms["d_lower"].mean().item(),  # the distance D_i, averaged over rows
                 }
             )
     return records

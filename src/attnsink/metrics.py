@@ -189,11 +189,12 @@ def hull_distance(points: torch.Tensor, mask: torch.Tensor | None = None, *, ite
     """Distance from the origin to the convex hull of ``points`` (..., m, n), with bounds.
 
     ``mask`` (..., m) selects the points that count (at least one per row). Solved by
-    projected gradient descent on the weights; returns ``(lower, upper)``: ``upper`` is the
-    norm of the best convex combination found and ``lower`` = max(0, min_k <u_k, p>/|p|) is a
-    certified lower bound (every point of the hull lies beyond the plane through p normal
-    to p when p is optimal). They meet at the optimum. Used in the theory chapter, where the
-    distance bounds how much mass a softmax head can keep off BOS.
+    accelerated projected gradient descent on the weights; returns ``(lower, upper)``:
+    ``upper`` is the norm of the best convex combination p found and ``lower`` =
+    max(0, min_k <u_k, p>/|p|) is a certified lower bound (for any unit w, every point v of
+    the hull has |v| >= <v, w> >= min_k <u_k, w>; rounded down when cast back to the input's
+    dtype). They meet at the optimum. Used in the theory chapter, where the distance bounds
+    how much mass a softmax head can keep off BOS.
     """
     if mask is None:
         mask = torch.ones(points.shape[:-1], dtype=torch.bool, device=points.device)
@@ -222,7 +223,10 @@ def hull_distance(points: torch.Tensor, mask: torch.Tensor | None = None, *, ite
     support = (pts @ p.unsqueeze(-1)).squeeze(-1)  # <u_k, p>
     lower = torch.where(mask, support, big).min(dim=-1).values / upper.clamp(min=1e-300)
     lower = torch.where(upper > 0, lower.clamp(min=0.0), torch.zeros_like(upper))
-    return lower.to(points.dtype), upper.to(points.dtype)
+    lower_cast = lower.to(points.dtype)
+    too_high = lower_cast.double() > lower  # keep the bound certified: round down, not to nearest
+    lower_cast = torch.where(too_high, torch.nextafter(lower_cast, torch.zeros_like(lower_cast)), lower_cast)
+    return lower_cast, upper.to(points.dtype)
 
 
 @torch.no_grad()
@@ -237,6 +241,8 @@ def sink_bound_terms(model: AttentionModel, task: TriggerTask, *, n: int = 200, 
     """
     if model.n_layers != 1 or model.n_heads != 1 or model.residual:
         raise ValueError("sink_bound_terms is for one-layer, one-head models without residual stream")
+    if not task.bos:
+        raise ValueError("sink_bound_terms needs a task with BOS (task.bos=True): it measures the weight off BOS")
     ev = evaluate(model, task, n=n, seed=seed)
     b, a, u = ev.batch, ev.attn[0][:, 0], ev.values[0][:, 0]  # (n, L, L), (n, L, d)
     L = task.seq_len
