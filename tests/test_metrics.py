@@ -132,3 +132,5 @@ def test_sink_inequality_holds_for_random_heads():
         assert (t["mass_off_bos"] * t["d_lower"] <= t["err_row"] + t["err_bos"] + 1e-5).all()
     with pytest.raises(ValueError, match="one-layer"):
         sink_bound_terms(AttentionModel(8, n_heads=2), task)
+    with pytest.raises(ValueError, match="bos"):
+        sink_bound_terms(AttentionModel(8), TriggerTask(d_model=8, seq_len=8, bos=False))
