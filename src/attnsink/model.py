@@ -6,6 +6,12 @@ and the heads' outputs are summed through their own output maps (the same as
 concatenating them and applying one ``(n_heads * d_model, d_model)`` map). With
 ``residual=True`` each layer adds its output to the residual stream, ``x <- x + layer(x)``.
 
+Beyond the paper (both off by default, so the paper's models stay exactly as they are):
+``mlp=True`` adds a two-layer GELU MLP block (hidden width ``MLP_RATIO * d_model``, with
+biases) after the attention of every layer, and ``layer_norm=True`` puts a LayerNorm
+before each block (pre-LN): ``h <- h + attn(LN(h))``, then ``h <- h + mlp(LN(h))``. Both
+need ``residual=True``. There is no final LayerNorm: the task's target is the stream itself.
+
 The forward pass is written once, for a stack of ``S`` models of the same shape
 (:func:`forward_stacked`): the trainer trains several seeds as one batched model with it,
 and :class:`AttentionModel` calls it with ``S = 1``.
@@ -21,6 +27,16 @@ from torch import nn
 from .attention import causal_mask, get_rule
 
 PARAM_NAMES = ("W_Q", "W_K", "W_V", "W_O")  # every model has these; sink_logit adds "sink", gated "W_G"
+MLP_RATIO = 4  # hidden width of the optional MLP block, in units of d_model
+LN_EPS = 1e-5
+
+
+def _layer_norm(h: torch.Tensor, gain: torch.Tensor, bias: torch.Tensor) -> torch.Tensor:
+    """LayerNorm over the last dimension; ``gain`` and ``bias`` are (S, d), ``h`` is (S, ..., d)."""
+    mean = h.mean(dim=-1, keepdim=True)
+    var = (h - mean).pow(2).mean(dim=-1, keepdim=True)
+    shape = (gain.shape[0],) + (1,) * (h.dim() - 2) + (gain.shape[-1],)
+    return (h - mean) / torch.sqrt(var + LN_EPS) * gain.view(shape) + bias.view(shape)
 
 
 def _check_int(name: str, value, minimum: int) -> None:
@@ -40,6 +56,8 @@ def forward_stacked(
 
     ``params[name]`` has shape (S, n_layers, n_heads, d_model, d_model) for the four maps,
     (S, n_layers, n_heads) for ``sink`` and (S, n_layers, n_heads, d_model) for ``W_G``;
+    the optional blocks add ``W_in`` (S, n_layers, d_model, hidden), ``b_in``, ``W_out``,
+    ``b_out`` (MLP) and ``ln1_g``, ``ln1_b`` [, ``ln2_g``, ``ln2_b``] (S, n_layers, d_model);
     ``x`` has shape (S, batch, seq_len, d_model). Returns ``(y_hat, attn)`` with ``attn`` a
     list of (S, batch, heads, query, key) tensors, one per layer: the weights the head
     applies to its values (for ``gated``, the softmax weights times the gate). With
@@ -48,6 +66,7 @@ def forward_stacked(
     """
     rule = get_rule(attention)
     n_layers = params["W_Q"].shape[1]
+    mlp, layer_norm = "W_in" in params, "ln1_g" in params
     mask = causal_mask(x.shape[-2], x.device)  # (query, key)
     h = x  # (S, batch, seq, d)
     attn, values = [], []
@@ -57,18 +76,27 @@ def forward_stacked(
         # instead of four projections of every token (the same function, fewer FLOPs)
         W_QK = W_Q @ W_K.transpose(-1, -2)  # (S, heads, d, d)
         W_VO = W_V @ W_O
-        hq = torch.einsum("sbld,shde->sbhle", h, W_QK)  # (S, batch, heads, seq, d)
-        scores = hq @ h.unsqueeze(2).transpose(-1, -2)  # (S, batch, heads, query, key)
+        a_in = _layer_norm(h, params["ln1_g"][:, layer], params["ln1_b"][:, layer]) if layer_norm else h
+        hq = torch.einsum("sbld,shde->sbhle", a_in, W_QK)  # (S, batch, heads, seq, d)
+        scores = hq @ a_in.unsqueeze(2).transpose(-1, -2)  # (S, batch, heads, query, key)
         if attention == "sink_logit":
             weights = rule(scores, mask, sink=params["sink"][:, layer, None])  # sink: (S, 1, heads)
         else:
             weights = rule(scores, mask)
         if attention == "gated":  # the head's output times sigmoid(x_i . w_h): one gate per query and head
-            gate = torch.sigmoid(torch.einsum("sbld,shd->sbhl", h, params["W_G"][:, layer]))  # (S, batch, heads, seq)
+            # (S, batch, heads, seq)
+            gate = torch.sigmoid(torch.einsum("sbld,shd->sbhl", a_in, params["W_G"][:, layer]))
             weights = weights * gate[..., None]
-        vo = torch.einsum("sbld,shde->sbhle", h, W_VO)  # (S, batch, heads, seq, d): v_t W_O per head
+        vo = torch.einsum("sbld,shde->sbhle", a_in, W_VO)  # (S, batch, heads, seq, d): v_t W_O per head
         out = torch.einsum("sbhqk,sbhke->sbqe", weights, vo)  # (S, batch, seq, d), summed over heads
         h = h + out if residual else out
+        if mlp:
+            m_in = _layer_norm(h, params["ln2_g"][:, layer], params["ln2_b"][:, layer]) if layer_norm else h
+            hidden = torch.nn.functional.gelu(
+                torch.einsum("sbld,sdf->sblf", m_in, params["W_in"][:, layer]) + params["b_in"][:, layer, None, None]
+            )
+            mlp_out = torch.einsum("sblf,sfd->sbld", hidden, params["W_out"][:, layer])
+            h = h + mlp_out + params["b_out"][:, layer, None, None]
         attn.append(weights)
         if return_values:
             values.append(vo)
@@ -93,6 +121,8 @@ class AttentionModel(nn.Module):
         *,
         seed: int | None = None,
         init_std: float = 0.02,
+        mlp: bool = False,
+        layer_norm: bool = False,
     ):
         super().__init__()
         _check_int("d_model", d_model, 1)
@@ -105,12 +135,18 @@ class AttentionModel(nn.Module):
             raise ValueError(
                 f"n_layers > 1 requires residual=True (the paper's deeper models are residual), got n_layers={n_layers}"
             )
+        for name, flag in (("mlp", mlp), ("layer_norm", layer_norm)):
+            if not isinstance(flag, bool):
+                raise ValueError(f"{name} must be True or False, got {flag!r}")
+            if flag and not residual:
+                raise ValueError(f"{name}=True requires residual=True (the blocks add to the residual stream)")
         if seed is not None:
             _check_int("seed", seed, 0)
         if isinstance(init_std, bool) or not (isinstance(init_std, (int, float)) and 0 < init_std < math.inf):
             raise ValueError(f"init_std must be a positive finite number, got {init_std!r}")
         self.d_model, self.n_heads, self.n_layers = d_model, n_heads, n_layers
         self.attention, self.residual, self.seed = attention, residual, seed
+        self.mlp, self.layer_norm = mlp, layer_norm
 
         generator = torch.Generator().manual_seed(seed) if seed is not None else None
         shape = (n_layers, n_heads, d_model, d_model)
@@ -122,6 +158,18 @@ class AttentionModel(nn.Module):
         if attention == "gated":  # starts near sigmoid(0) = 1/2
             gate = torch.randn(n_layers, n_heads, d_model, generator=generator) * init_std
             self.register_parameter("W_G", nn.Parameter(gate))
+        if mlp:  # drawn after the attention weights, so adding the block leaves them unchanged
+            hidden = MLP_RATIO * d_model
+            w_in = torch.randn(n_layers, d_model, hidden, generator=generator) * init_std
+            w_out = torch.randn(n_layers, hidden, d_model, generator=generator) * init_std
+            self.register_parameter("W_in", nn.Parameter(w_in))
+            self.register_parameter("b_in", nn.Parameter(torch.zeros(n_layers, hidden)))
+            self.register_parameter("W_out", nn.Parameter(w_out))
+            self.register_parameter("b_out", nn.Parameter(torch.zeros(n_layers, d_model)))
+        if layer_norm:
+            for block in ("ln1", "ln2") if mlp else ("ln1",):
+                self.register_parameter(f"{block}_g", nn.Parameter(torch.ones(n_layers, d_model)))
+                self.register_parameter(f"{block}_b", nn.Parameter(torch.zeros(n_layers, d_model)))
 
     @property
     def config(self) -> dict:
@@ -132,6 +180,8 @@ class AttentionModel(nn.Module):
             "n_layers": self.n_layers,
             "attention": self.attention,
             "residual": self.residual,
+            "mlp": self.mlp,
+            "layer_norm": self.layer_norm,
         }
 
     def forward(self, x: torch.Tensor, *, return_values: bool = False):

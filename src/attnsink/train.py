@@ -64,7 +64,15 @@ class TrainResult:
     @classmethod
     def from_payload(cls, payload: dict) -> TrainResult:
         cfg = payload["config"]
-        model = AttentionModel(cfg["d_model"], cfg["n_heads"], cfg["n_layers"], cfg["attention"], cfg["residual"])
+        model = AttentionModel(
+            cfg["d_model"],
+            cfg["n_heads"],
+            cfg["n_layers"],
+            cfg["attention"],
+            cfg["residual"],
+            mlp=cfg.get("mlp", False),
+            layer_norm=cfg.get("layer_norm", False),
+        )
         model.load_state_dict(payload["state"])
         history = {k: v.numpy() for k, v in payload["history"].items()}
         return cls(model, payload["seed"], payload["steps"], payload["stopped_early"], history)
@@ -264,8 +272,15 @@ def train_seeds(
     attention: str = "softmax",
     n_heads: int = 1,
     n_layers: int = 1,
+    mlp: bool = False,
+    layer_norm: bool = False,
     **train_kwargs,
 ) -> list[TrainResult]:
     """Initialise one model per seed (``AttentionModel(seed=s)``) and train them together."""
-    models = [AttentionModel(task.d_model, n_heads, n_layers, attention, task.residual, seed=s) for s in seeds]
+    models = [
+        AttentionModel(
+            task.d_model, n_heads, n_layers, attention, task.residual, seed=s, mlp=mlp, layer_norm=layer_norm
+        )
+        for s in seeds
+    ]
     return train_many(models, task, seeds=list(seeds), **train_kwargs)
