@@ -1,3 +1,5 @@
+import math
+
 import pytest
 import torch
 
@@ -85,3 +87,34 @@ def test_constructions_need_the_papers_task():
         relu_solution(TriggerTask(residual=True))
     with pytest.raises(ValueError, match="bos"):
         softmax_solution(TriggerTask(bos=False), 1.0)
+
+
+def test_cancelling_heads_solve_the_task_without_a_sink():
+    from attnsink.construct import cancelling_heads
+
+    task = TriggerTask(residual=True)
+    b = draw(2000, task=task)
+    errors = []
+    for margin in (0.0, 5.0, 10.0, 25.0):
+        model = cancelling_heads(task, margin)
+        with torch.no_grad():
+            y_hat, (a,) = model(b.x)
+        errors.append((y_hat - b.y).abs().max().item())
+        rows = b.is_nontrigger
+        i = torch.arange(task.seq_len).float()
+        # at non-trigger rows both heads spread evenly over keys 0..i: weight 1/(i+1) on BOS
+        expected = (1 / (i + 1)).expand(len(b.x), -1)[rows]
+        for head in range(2):
+            torch.testing.assert_close(a[:, head, :, 0][rows], expected)
+        # at the trigger row head 2 parks on BOS as the margin grows
+        assert a[:, 1, :, 0][b.is_trigger].min() >= 1 / (1 + 15 * math.exp(-margin)) - 1e-6
+    assert errors[0] > 0.5 and errors == sorted(errors, reverse=True) and errors[-1] < 1e-5
+
+
+def test_cancelling_heads_need_the_residual_task():
+    from attnsink.construct import cancelling_heads
+
+    with pytest.raises(ValueError, match="residual"):
+        cancelling_heads(TriggerTask(), 5.0)
+    with pytest.raises(ValueError, match="margin"):
+        cancelling_heads(TriggerTask(residual=True), -1.0)

@@ -3,7 +3,7 @@ import math
 import pytest
 import torch
 
-from attnsink import TriggerTask
+from attnsink import AttentionModel, TriggerTask, evaluate
 from attnsink.metrics import attn_mass, bos_mass, bos_share, bos_value_ratio, sink_rate, task_errors
 
 
@@ -96,7 +96,6 @@ def test_errors_at_bos_row_count_as_nontrigger():
 
 
 # ---- the distance to a convex hull, and the terms of the sink inequality ----
-from attnsink import AttentionModel  # noqa: E402
 from attnsink.metrics import hull_distance, sink_bound_terms  # noqa: E402
 
 
@@ -134,3 +133,56 @@ def test_sink_inequality_holds_for_random_heads():
         sink_bound_terms(AttentionModel(8, n_heads=2), task)
     with pytest.raises(ValueError, match="bos"):
         sink_bound_terms(AttentionModel(8), TriggerTask(d_model=8, seq_len=8, bos=False))
+
+
+def test_classify_head():
+    from attnsink.metrics import HEAD_KINDS, classify_head
+
+    assert classify_head(0.0, 0.01, float("nan")) == "off"
+    assert classify_head(0.99, 1.0, 0.02) == "sink"
+    assert classify_head(0.99, 1.0, 0.9) == "dormant"
+    assert classify_head(0.2, 1.0, 0.1) == "diffuse"
+    assert classify_head(2.0, 2.5, 0.1) == "sink"  # an unnormalised head that piles weight on BOS
+    assert set(HEAD_KINDS) == {"off", "sink", "dormant", "diffuse"}
+
+
+def test_per_head_trigger_row_of_the_constructions():
+    from attnsink.construct import relu_solution, softmax_solution
+
+    task = TriggerTask()
+    (soft,) = evaluate(softmax_solution(task, 20.0), task, n=200).per_head()
+    assert soft["kind"] == "sink" and soft["trigger_content_weight"] == pytest.approx(1.0, abs=1e-6)
+    assert soft["trigger_bos_weight"] < 1e-6
+    (relu,) = evaluate(relu_solution(task), task, n=200).per_head()
+    assert relu["kind"] == "off" and relu["attn_mass_nontrigger"] == 0.0
+    assert relu["trigger_content_weight"] == pytest.approx(1.0, abs=1e-6) and relu["trigger_bos_weight"] == 0.0
+
+
+@pytest.mark.parametrize("arch", [{}, {"mlp": True, "layer_norm": True}])
+def test_per_head_anchor_inequality_on_random_deep_models(arch):
+    """(1 - a_i0) D_i <= |o_i - o_0| for every head of every layer, whatever the weights."""
+    from attnsink.metrics import head_bound_terms
+
+    task = TriggerTask(residual=True)
+    for seed in range(3):
+        model = AttentionModel(16, 2, 3, residual=True, seed=seed, init_std=0.25, **arch)
+        t = head_bound_terms(model, task, n=20, iters=500)
+        lhs = t["mass_off_bos"] * t["d_lower"]
+        assert (lhs <= t["moved"] + t["slack"] + 1e-12).all()
+        assert t["d_lower"].median() > 0.1 and t["mass_off_bos"].median() > 0.1  # not a vacuous check
+        assert (lhs / t["moved"]).max() > 0.99  # tight somewhere (row 1 has a single content value)
+        assert set(t["layer"].tolist()) == {0, 1, 2} and set(t["head"].tolist()) == {0, 1}
+
+
+def test_head_bound_terms_of_the_cancelling_heads():
+    from attnsink.construct import cancelling_heads
+    from attnsink.metrics import head_bound_terms
+
+    task = TriggerTask(residual=True)
+    t = head_bound_terms(cancelling_heads(task, 20.0), task, n=20, iters=500)
+    # each head moves a lot off BOS's output, but the layer's sum does not move at all
+    assert t["moved"].min() > 0.1 and t["layer_moved"].max() < 1e-6
+    with pytest.raises(ValueError, match="softmax"):
+        head_bound_terms(AttentionModel(16, attention="relu"), TriggerTask())
+    with pytest.raises(ValueError, match="bos"):
+        head_bound_terms(AttentionModel(16), TriggerTask(bos=False))

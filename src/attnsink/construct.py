@@ -80,8 +80,48 @@ def relu_solution(task: TriggerTask) -> AttentionModel:
     return _model(task, "relu", qk, value_map(task))
 
 
+def cancelling_heads(task: TriggerTask, margin: float) -> AttentionModel:
+    """One residual layer of two softmax heads that solves the task as ``margin`` grows with
+    no head parking on BOS at any non-trigger position: the heads cancel instead.
+
+    Both heads score 0 on every key at a content query, so there both spread their weight
+    evenly over keys 0..i; their values are x and -x (BOS's value is 0 in both), so their
+    outputs cancel exactly. At the trigger query head 1 scores ``-margin`` on BOS (so it
+    averages keys 1..j) and head 2 scores ``+margin`` on BOS (so it parks there and adds
+    nearly nothing): the layer adds j (1 / (j + e^-margin) - 1 / (j + e^margin)) times the
+    mean of x_1..x_j, which tends to the target. For the residual task (``residual=True``).
+    """
+    if not isinstance(task, TriggerTask):
+        raise ValueError(f"task must be a TriggerTask, got {type(task).__name__}")
+    if not task.residual or not task.bos:
+        raise ValueError("cancelling_heads is for the residual task with BOS: residual=True and bos=True")
+    if not isinstance(margin, (int, float)) or isinstance(margin, bool) or not math.isfinite(margin) or margin < 0:
+        raise ValueError(f"margin must be a finite number >= 0, got {margin!r}")
+    n = task.d_model
+    model = AttentionModel(n, n_heads=2, attention="softmax", residual=True)
+    qk = torch.zeros(2, n, n)
+    qk[0, TRIGGER, BOS] = -margin  # trigger query . BOS key: head 1 leaves BOS ...
+    qk[1, TRIGGER, BOS] = margin  # ... head 2 parks on it
+    vo = torch.stack([value_map(task), -value_map(task)])
+    with torch.no_grad():
+        model.W_Q.copy_(qk[None])
+        model.W_K.copy_(torch.eye(n).expand(1, 2, n, n))
+        model.W_V.copy_(vo[None])
+        model.W_O.copy_(torch.eye(n).expand(1, 2, n, n))
+    return model
+
+
 def with_attention(model: AttentionModel, attention: str) -> AttentionModel:
     """The same weights under another rule (for example ``relu_visible``)."""
-    copy = AttentionModel(model.d_model, model.n_heads, model.n_layers, attention, model.residual)
+    cfg = model.config
+    copy = AttentionModel(
+        cfg["d_model"],
+        cfg["n_heads"],
+        cfg["n_layers"],
+        attention,
+        cfg["residual"],
+        mlp=cfg["mlp"],
+        layer_norm=cfg["layer_norm"],
+    )
     copy.load_state_dict(model.state_dict(), strict=False)
     return copy

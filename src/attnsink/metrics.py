@@ -16,6 +16,29 @@ from .model import AttentionModel
 from .task import Batch, TriggerTask
 
 SINK_THRESHOLD = 0.3  # Gu et al. (2025)'s epsilon for the sink rate
+OFF_MASS = 0.1  # a head whose rows hold less total weight than this at non-trigger positions is "off"
+SINK_MASS = 0.5  # ... and one that puts at least this much weight on BOS there parks on it
+HEAD_KINDS = {
+    "sink": "parks on BOS at non-trigger rows and reads the content at the trigger row",
+    "dormant": "parks on BOS at non-trigger rows and at the trigger row: does nothing anywhere",
+    "diffuse": "keeps most of its weight on content tokens at non-trigger rows",
+    "off": "holds (almost) no weight at all at non-trigger rows (only rules with an off state can)",
+}
+
+
+def classify_head(bos_mass_nontrigger: float, attn_mass_nontrigger: float, trigger_bos_share: float) -> str:
+    """Name what a head does, from its measurements (never by eye): one of :data:`HEAD_KINDS`.
+
+    ``off`` when its total weight at non-trigger rows is below :data:`OFF_MASS`; otherwise
+    ``sink`` or ``dormant`` when its weight on BOS there is at least :data:`SINK_MASS`
+    (``dormant`` when, at the trigger row too, at least half of its weight is on BOS), and
+    ``diffuse`` when it is not.
+    """
+    if attn_mass_nontrigger < OFF_MASS:
+        return "off"
+    if bos_mass_nontrigger >= SINK_MASS:
+        return "dormant" if trigger_bos_share >= 0.5 else "sink"
+    return "diffuse"
 
 
 def _masked_mean(values: torch.Tensor, mask: torch.Tensor) -> torch.Tensor:
@@ -109,17 +132,26 @@ class Evaluation:
     errors: dict[str, float]
 
     def per_head(self) -> list[dict]:
-        """One record per (layer, head): BOS mass, attention mass, BOS share, BOS value ratio."""
-        mask = self.batch.is_nontrigger
+        """One record per (layer, head): what the head does at non-trigger rows (BOS mass,
+        attention mass, BOS share), its BOS value ratio, what it does at the trigger row
+        (weight on BOS, total weight on the tokens 1..j, BOS share of the row's weight), and
+        its ``kind`` (:func:`classify_head`)."""
+        mask, trig = self.batch.is_nontrigger, self.batch.is_trigger
         rows = []
         for layer, (a, v) in enumerate(zip(self.attn, self.values)):
+            trigger_row = (a * trig[:, None, :, None].to(a.dtype)).sum(dim=-2)  # (batch, heads, key)
+            t_bos = trigger_row[..., 0].mean(dim=0)
+            t_total = trigger_row.sum(dim=-1).mean(dim=0)
             stats = zip(
                 bos_mass(a, mask).tolist(),
                 attn_mass(a, mask).tolist(),
                 bos_share(a, mask).tolist(),
                 bos_value_ratio(v, self.batch).tolist(),
+                t_bos.tolist(),
+                (t_total - t_bos).tolist(),
+                torch.where(t_total > 0, t_bos / t_total, torch.nan).tolist(),
             )
-            for head, (bm, am, share, ratio) in enumerate(stats):
+            for head, (bm, am, share, ratio, tb, tc, ts) in enumerate(stats):
                 rows.append(
                     {
                         "layer": layer,
@@ -128,6 +160,10 @@ class Evaluation:
                         "attn_mass_nontrigger": am,
                         "bos_share_nontrigger": share,
                         "bos_value_ratio": ratio,
+                        "trigger_bos_weight": tb,
+                        "trigger_content_weight": tc,  # keys 1..j: the tokens the target averages
+                        "trigger_bos_share": ts,
+                        "kind": classify_head(bm, am, ts),
                     }
                 )
         return rows
@@ -139,6 +175,7 @@ class Evaluation:
         return {
             **self.errors,
             "bos_mass_nontrigger": mean("bos_mass_nontrigger"),
+            "max_head_bos_mass_nontrigger": max(h["bos_mass_nontrigger"] for h in heads),
             "attn_mass_nontrigger": mean("attn_mass_nontrigger"),
             "bos_share_nontrigger": mean("bos_share_nontrigger"),
             "bos_value_ratio": mean("bos_value_ratio"),
@@ -263,3 +300,52 @@ def sink_bound_terms(model: AttentionModel, task: TriggerTask, *, n: int = 200, 
         "d_upper": upper,
         "sq_error_seq": (ev.y_hat - b.y).pow(2).sum(dim=(1, 2)),  # (n,): the squared error of each sequence
     }
+
+
+@torch.no_grad()
+def head_bound_terms(
+    model: AttentionModel, task: TriggerTask, *, n: int = 50, seed: int = EVAL_SEED, iters: int = 2000
+) -> dict:
+    """The terms of the per-head anchor inequality (chapter "Several layers") for every head.
+
+    For each of ``n`` test sequences, each non-trigger position i >= 1 and each (layer,
+    head) of a softmax model: ``mass_off_bos`` = 1 - a_i0; ``moved`` = |o_i - o_0|, how far
+    the head's own output at row i (before it is summed with the other heads) is from its
+    output at BOS's row, which is BOS's value u_0; ``out`` = |o_i|; ``d_lower``, a
+    certified lower bound on the distance from u_0 to the convex hull of the head's values
+    u_1..u_i; ``slack`` = |sum_k a_ik - 1| |u_0|, by which float32 rows that do not sum to
+    exactly 1 can move the output (about 1e-8); and ``layer_moved`` = |sum over the layer's
+    heads of (o_i - o_0)|. Flat
+    tensors over (sequence, row, layer, head), with ``seq``, ``layer`` and ``head`` saying which.
+    """
+    if not task.bos:
+        raise ValueError("head_bound_terms needs a task with BOS (task.bos=True): it measures the weight off BOS")
+    if model.attention != "softmax":
+        raise ValueError(f"head_bound_terms is for softmax models, got attention={model.attention!r}")
+    ev = evaluate(model, task, n=n, seed=seed)
+    L = task.seq_len
+    keys = torch.ones(L, L, dtype=torch.bool).tril()
+    keys[:, 0] = False  # non-BOS keys visible from each query: (query, key)
+    rows = ev.batch.is_nontrigger  # (n, L)
+    seq = torch.arange(n)[:, None].expand(n, L)[rows]
+    names = ("seq", "layer", "head", "mass_off_bos", "moved", "out", "d_lower", "slack", "layer_moved")
+    out = {k: [] for k in names}
+    for layer, (a, u) in enumerate(zip(ev.attn, ev.values)):  # (n, H, L, L), (n, H, L, d)
+        a, u = a.double(), u.double()  # the model's weights and values, combined without float32 rounding
+        o = a @ u  # (n, H, L, d): each head's output; o[..., 0, :] = u[..., 0, :] (causal softmax)
+        shift = o - o[:, :, :1]  # o_i - o_0
+        layer_moved = shift.sum(dim=1).norm(dim=-1)[rows]
+        for head in range(a.shape[1]):
+            rel = u[:, head] - u[:, head, :1]  # u_k - u_0
+            pts = rel[:, None].expand(n, L, L, rel.shape[-1])[rows]  # (rows, key, d)
+            lower, _ = hull_distance(pts, keys[None].expand(n, L, L)[rows], iters=iters)
+            out["seq"].append(seq)
+            out["layer"].append(torch.full_like(seq, layer))
+            out["head"].append(torch.full_like(seq, head))
+            out["mass_off_bos"].append(a[:, head, :, 1:].sum(dim=-1)[rows])
+            out["moved"].append(shift[:, head].norm(dim=-1)[rows])
+            out["out"].append(o[:, head].norm(dim=-1)[rows])
+            out["d_lower"].append(lower)
+            out["slack"].append(((a[:, head].sum(dim=-1) - 1).abs() * u[:, head, :1].norm(dim=-1))[rows])
+            out["layer_moved"].append(layer_moved)
+    return {k: torch.cat(v) for k, v in out.items()}
