@@ -67,6 +67,8 @@ def cache_config(seed):
         "attention": "softmax",
         "n_heads": 1,
         "n_layers": 1,
+        "mlp": False,
+        "layer_norm": False,
         "seed": seed,
         "device": "cpu",
         **KW,

@@ -84,3 +84,52 @@ def test_variants_experiment_schema(tmp_path):
     assert list(result.table().index) == ["softmax", "relu_visible"]
     with pytest.raises(ValueError, match="rules"):
         variants("quick", rules=["nope"])
+
+
+def test_multi_layer_json_lists_every_head(tmp_path, monkeypatch):
+    from attnsink import experiments
+    from attnsink.metrics import HEAD_KINDS
+
+    monkeypatch.setitem(experiments.MULTI_LAYER, "quick", experiments.Settings(seeds=1, steps=30, lr=1e-3))
+    out = tmp_path / "ml.json"
+    assert main(["reproduce", "multi_layer", "--profile", "quick", "--out", str(out)]) == 0
+    data = json.loads(out.read_text())
+    assert data["experiment"] == "multi_layer" and data["task"]["residual"] is True
+    shapes = [(r["attention"], r["n_layers"], r["n_heads"]) for r in data["runs"]]
+    assert shapes == [("softmax", 2, 2), ("relu", 2, 2), ("softmax", 4, 4), ("relu", 4, 4)]
+    for run in data["runs"]:
+        assert len(run["heads"]) == run["n_layers"] * run["n_heads"]
+        assert [(h["layer"], h["head"]) for h in run["heads"]][:2] == [(0, 0), (0, 1)]
+        for h in run["heads"]:
+            assert {"bos_mass_nontrigger", "attn_mass_nontrigger", "trigger_content_weight"} <= h.keys()
+            assert h["kind"] in HEAD_KINDS
+    assert (tmp_path / "ml.heads.png").stat().st_size > 10_000
+
+
+def test_sweep_and_blocks_json(tmp_path, monkeypatch):
+    from attnsink import experiments
+
+    monkeypatch.setitem(experiments.SWEEP, "quick", experiments.Settings(seeds=2, steps=20))
+    monkeypatch.setitem(experiments.SWEEP_POINTS, "quick", {"seq_len": (8, 16), "lr": (1e-3, 3e-3)})
+    out = tmp_path / "sweep.json"
+    assert main(["reproduce", "sweep", "--profile", "quick", "--out", str(out)]) == 0
+    runs = json.loads(out.read_text())["runs"]
+    points = [(r["swept"], r["seq_len"], r["d_model"], r["lr"], r["attention"], r["seed"]) for r in runs]
+    assert len(points) == len(set(points)) == 4 * 2 * 2
+    assert {"step_sink", "step_loss", "steps", "linf"} <= runs[0].keys()
+    # the default point (L = 16, lr = 1e-3) is in both sweeps and trained once: identical records
+    a = [r for r in runs if r["swept"] == "seq_len" and r["seq_len"] == 16]
+    b = [r for r in runs if r["swept"] == "lr" and r["lr"] == 1e-3]
+    assert [{**r, "swept": None} for r in a] == [{**r, "swept": None} for r in b]
+
+    monkeypatch.setitem(experiments.BLOCKS_SETTINGS, "quick", experiments.Settings(seeds=1, steps=10, lr=1e-3))
+    result = experiments.blocks("quick")
+    assert [(r["attention"], r["blocks"], r["mlp"], r["layer_norm"]) for r in result.to_json()["runs"]] == [
+        ("softmax", "mlp", True, False),
+        ("relu", "mlp", True, False),
+        ("softmax", "layer_norm", False, True),
+        ("relu", "layer_norm", False, True),
+        ("softmax", "mlp + layer_norm", True, True),
+        ("relu", "mlp + layer_norm", True, True),
+    ]
+    assert len(result.heads()) == 6 * 4

@@ -25,9 +25,11 @@ TABLE_COLUMNS = [
     "rel_err_trigger",
     "rel_err_nontrigger",
     "bos_mass_nontrigger",
+    "max_head_bos_mass_nontrigger",
     "attn_mass_nontrigger",
     "sink_rate",
 ]
+CONFIG_COLUMNS = ["no_bos", "blocks", "n_layers", "n_heads", "swept", "seq_len", "d_model", "lr"]
 
 
 def _json_safe(value):
@@ -75,7 +77,8 @@ def main(argv: list[str] | None = None) -> int:
     )
 
     table = pd.DataFrame(result.runs)
-    table = table[[c for c in ["attention", "no_bos", *TABLE_COLUMNS[1:]] if c in table]]
+    varying = [c for c in CONFIG_COLUMNS if c in table and table[c].astype(str).nunique() > 1]
+    table = table[[c for c in ["attention", *varying, *TABLE_COLUMNS[1:]] if c in table]]
     with pd.option_context("display.float_format", "{:.4g}".format, "display.width", 200):
         print(table.to_string(index=False))
 

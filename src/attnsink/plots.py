@@ -215,11 +215,12 @@ def variants_summary(runs: list[dict]) -> plt.Figure:
     return fig
 
 
-def sink_inequality(points: pd.DataFrame) -> plt.Figure:
+def sink_inequality(points: pd.DataFrame, *, ylabel: str | None = None) -> plt.Figure:
     """Mass off BOS against (|y_hat_i - y_i| + |y_hat_0 - y_0|) / D_i, one dot per non-trigger row.
 
     The theory chapter's inequality says every dot lies on or above the diagonal (drawn).
-    ``points`` has columns ``mass_off_bos``, ``scaled_error`` and ``source`` (the legend).
+    ``points`` has columns ``mass_off_bos``, ``scaled_error`` and ``source`` (the legend);
+    ``ylabel`` names what ``scaled_error`` holds when it is another bound of the same form.
     """
     fig, ax = plt.subplots(figsize=(6.4, 5.4))
     floor = 1e-9
@@ -232,7 +233,7 @@ def sink_inequality(points: pd.DataFrame) -> plt.Figure:
     ax.set_xscale("log")
     ax.set_yscale("log")
     ax.set_xlabel(r"mass off BOS, $1 - a_{i0}$")
-    ax.set_ylabel(r"$(\|\hat y_i - y_i\| + \|\hat y_0 - y_0\|)\,/\,D_i$")
+    ax.set_ylabel(ylabel or r"$(\|\hat y_i - y_i\| + \|\hat y_0 - y_0\|)\,/\,D_i$")
     ax.legend(fontsize=8, markerscale=2)
     sns.despine(fig)
     fig.tight_layout()
@@ -262,6 +263,108 @@ def capped_tradeoff(records: list[dict]) -> plt.Figure:
     axes[1].set_yscale("log")
     axes[1].set_xlabel("cap on the weight of BOS")
     axes[1].set_ylabel("mean squared error, non-trigger rows")
+    sns.despine(fig)
+    fig.tight_layout()
+    return fig
+
+
+def model_label(run: dict) -> str:
+    """A short name for a run's model, such as "softmax 2x2" or "relu 2x2 + mlp"."""
+    label = f"{run['attention']} {run['n_layers']}x{run['n_heads']}"
+    return label + (f" + {run['blocks']}" if run.get("blocks") else "")
+
+
+def head_kinds(heads: pd.DataFrame) -> plt.Figure:
+    """Every head of every seed: its BOS mass and its attention mass at non-trigger rows, by
+    model, coloured by the kind the measurements give it (:func:`attnsink.metrics.classify_head`).
+
+    ``heads`` has one row per (run, layer, head), as ``MultiLayerResult.heads()`` gives.
+    """
+    from .metrics import HEAD_KINDS, OFF_MASS, SINK_MASS
+
+    df = heads.assign(model=heads.apply(model_label, axis=1))
+    fig, axes = plt.subplots(1, 2, figsize=(13, 0.5 * df["model"].nunique() + 2.2), sharey=True)
+    palette = dict(zip(HEAD_KINDS, sns.color_palette("colorblind", len(HEAD_KINDS))))
+    for ax, (col, label, line) in zip(
+        axes,
+        [
+            ("bos_mass_nontrigger", "BOS mass at non-trigger rows", SINK_MASS),
+            ("attn_mass_nontrigger", "attention mass at non-trigger rows", OFF_MASS),
+        ],
+    ):
+        sns.stripplot(
+            df,
+            x=col,
+            y="model",
+            hue="kind",
+            hue_order=list(HEAD_KINDS),
+            palette=palette,
+            ax=ax,
+            jitter=0.25,
+            size=5,
+            alpha=0.8,
+        )
+        ax.axvline(line, color="grey", ls="--", lw=1)
+        ax.set_xlabel(label)
+        ax.set_ylabel("")
+    axes[0].get_legend().remove()
+    sns.move_legend(axes[1], "upper left", bbox_to_anchor=(1.0, 1.0), title="kind")
+    sns.despine(fig)
+    fig.tight_layout()
+    return fig
+
+
+def sweep(runs: list[dict]) -> plt.Figure:
+    """One-layer sweeps: BOS mass, steps to the stopping criterion and test error against
+    sequence length, width and learning rate (one column each), softmax beside ReLU; points
+    are means over seeds, bars one standard deviation."""
+    df = pd.DataFrame(runs)
+    swept = list(dict.fromkeys(df["swept"]))
+    rows = [
+        ("bos_mass_nontrigger", "BOS mass, non-trigger rows", False),
+        ("steps", "steps to the criterion", True),
+        ("linf", "largest |error| (test)", True),
+    ]
+    fig, axes = plt.subplots(len(rows), len(swept), figsize=(4.4 * len(swept), 3.0 * len(rows)), squeeze=False)
+    for j, name in enumerate(swept):
+        part = df[df["swept"] == name]
+        for i, (col, label, log) in enumerate(rows):
+            ax = axes[i, j]
+            sns.pointplot(
+                part,
+                x=name,
+                y=col,
+                hue="attention",
+                errorbar="sd",
+                dodge=0.2,
+                ax=ax,
+                markersize=5,
+                linewidth=1.5,
+                capsize=0.1,
+            )
+            if log:
+                ax.set_yscale("log")
+            ax.set_ylabel(label if j == 0 else "")
+            ax.set_xlabel(name if i == len(rows) - 1 else "")
+            if (i, j) != (0, len(swept) - 1):
+                ax.get_legend().remove()
+    sns.despine(fig)
+    fig.tight_layout()
+    return fig
+
+
+def sink_timing(runs: list[dict]) -> plt.Figure:
+    """For every softmax run: the step at which the sink forms against the step at which the
+    loss has dropped to a tenth of its start; the diagonal marks "at the same time"."""
+    df = pd.DataFrame([r for r in runs if r.get("step_sink") is not None and r.get("step_loss") is not None])
+    fig, ax = plt.subplots(figsize=(5.6, 4.6))
+    sns.scatterplot(df, x="step_loss", y="step_sink", hue="swept", style="swept", ax=ax, s=45)
+    top = max(df["step_loss"].max(), df["step_sink"].max()) * 1.1
+    ax.plot([0, top], [0, top], color="grey", ls="--", lw=1)
+    ax.set_xlim(0, top)
+    ax.set_ylim(0, top)
+    ax.set_xlabel("step at which the loss is down to 1/10")
+    ax.set_ylabel("step at which BOS mass reaches 0.9")
     sns.despine(fig)
     fig.tight_layout()
     return fig
