@@ -284,7 +284,8 @@ def head_kinds(heads: pd.DataFrame) -> plt.Figure:
 
     df = heads.assign(model=heads.apply(model_label, axis=1))
     fig, axes = plt.subplots(1, 2, figsize=(13, 0.5 * df["model"].nunique() + 2.2), sharey=True)
-    palette = dict(zip(HEAD_KINDS, sns.color_palette("colorblind", len(HEAD_KINDS))))
+    cb = sns.color_palette("colorblind")
+    palette = {"sink": cb[0], "dormant": cb[4], "diffuse": cb[2], "off": cb[1]}
     for ax, (col, label, line) in zip(
         axes,
         [
