@@ -127,6 +127,33 @@ class Settings:
             raise ValueError(f"seeds must be a positive integer, got {seeds!r}")
         return Settings(**{**asdict(self), "seeds": seeds})
 
+    def train(
+        self,
+        task: TriggerTask,
+        attention: str,
+        *,
+        cache_dir: str | Path | None,
+        device: torch.device | str | None = None,
+        progress: bool = False,
+        lr: float | None = None,
+        **arch,
+    ) -> list[TrainResult]:
+        """Train seeds 0..seeds-1 with this recipe (through the cache); ``lr`` overrides the
+        recipe's learning rate, ``arch`` holds the model's shape (``n_layers``, ``mlp``, ...)."""
+        return train_seeds_cached(
+            task,
+            list(range(self.seeds)),
+            cache_dir=cache_dir,
+            attention=attention,
+            steps=self.steps,
+            lr=self.lr if lr is None else lr,
+            batch_size=self.batch_size,
+            stop_linf=self.stop_linf,
+            device=device,
+            progress=progress,
+            **arch,
+        )
+
 
 SINGLE_LAYER = {
     # models stop early after about a thousand steps, so quick keeps the paper's criterion
@@ -203,18 +230,7 @@ def single_layer(
     task = TriggerTask()
     results, runs, figure_attn = {}, [], {}
     for attention in ("softmax", "relu"):
-        results[attention] = train_seeds_cached(
-            task,
-            list(range(settings.seeds)),
-            cache_dir=cache_dir,
-            attention=attention,
-            steps=settings.steps,
-            lr=settings.lr,
-            batch_size=settings.batch_size,
-            stop_linf=settings.stop_linf,
-            device=device,
-            progress=progress,
-        )
+        results[attention] = settings.train(task, attention, cache_dir=cache_dir, device=device, progress=progress)
         for r in results[attention]:
             runs.append(run_record(r, evaluate(r.model, task, n=N_TEST)))
         shown = evaluate(results[attention][0].model, task, n=N_TEST, trigger_pos=FIGURE_TRIGGER_POS)
@@ -322,18 +338,7 @@ def variants(
     for bos in (True, False):
         task = TriggerTask(bos=bos)
         for attention in rules:
-            trained = train_seeds_cached(
-                task,
-                list(range(settings.seeds)),
-                cache_dir=cache_dir,
-                attention=attention,
-                steps=settings.steps,
-                lr=settings.lr,
-                batch_size=settings.batch_size,
-                stop_linf=settings.stop_linf,
-                device=device,
-                progress=progress,
-            )
+            trained = settings.train(task, attention, cache_dir=cache_dir, device=device, progress=progress)
             results[attention, bos] = trained
             for r in trained:
                 record = run_record(r, evaluate(r.model, task, n=N_TEST))
@@ -465,19 +470,7 @@ class MultiLayerResult:
 
 
 def _train_and_record(task, settings, attention, *, cache_dir, device, progress, **arch):
-    trained = train_seeds_cached(
-        task,
-        list(range(settings.seeds)),
-        cache_dir=cache_dir,
-        attention=attention,
-        steps=settings.steps,
-        lr=settings.lr,
-        batch_size=settings.batch_size,
-        stop_linf=settings.stop_linf,
-        device=device,
-        progress=progress,
-        **arch,
-    )
+    trained = settings.train(task, attention, cache_dir=cache_dir, device=device, progress=progress, **arch)
     runs = [run_record(r, evaluate(r.model, task, n=N_TEST)) for r in trained]
     shown = evaluate(trained[0].model, task, n=N_TEST, trigger_pos=FIGURE_TRIGGER_POS)
     return trained, runs, shown.attn
@@ -630,17 +623,8 @@ def sweep(
                 if key in done:
                     runs += [{**r, "swept": swept} for r in done[key]]
                     continue
-                trained = train_seeds_cached(
-                    task,
-                    list(range(settings.seeds)),
-                    cache_dir=cache_dir,
-                    attention=attention,
-                    steps=settings.steps,
-                    lr=point["lr"],
-                    batch_size=settings.batch_size,
-                    stop_linf=settings.stop_linf,
-                    device=device,
-                    progress=progress,
+                trained = settings.train(
+                    task, attention, cache_dir=cache_dir, device=device, progress=progress, lr=point["lr"]
                 )
                 done[key] = [
                     {"swept": swept, **point, **run_record(r, evaluate(r.model, task, n=N_TEST)), **sink_timing(r)}
