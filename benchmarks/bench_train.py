@@ -33,16 +33,41 @@ LR, BATCH, STOP = 1e-3, 128, 5e-3
 
 
 class OneSequenceAtATime(IterableDataset):
-    """Baseline data: draws each sequence on its own, as a per-example dataset does."""
+    """Baseline data: draws each sequence on its own, as a per-example dataset does.
+
+    Written out here rather than calling ``task.sample(1)``, so that the baseline does not
+    move when the library's batch code changes; :func:`check_baseline_data` checks that it
+    draws the library's task.
+    """
 
     def __init__(self, task: TriggerTask, seed: int):
         self.task, self.seed = task, seed
 
     def __iter__(self):
         g = torch.Generator().manual_seed(self.seed)
+        L, d = self.task.seq_len, self.task.d_model
         while True:
-            b = self.task.sample(1, generator=g)
-            yield b.x[0], b.y[0]
+            j = int(torch.randint(2, L, (1,), generator=g))  # the trigger's position
+            x = torch.zeros(L, d)
+            x[0, 0] = 1.0  # BOS
+            x[1:, 2 : d - 1] = 2.0 * torch.rand(L - 1, d - 3, generator=g) - 1.0
+            x[j, 1] = 1.0
+            x[1:, d - 1] = 1.0
+            x[j, d - 1] = 0.0
+            y = torch.zeros(L, d)
+            y[j] = x[1 : j + 1].mean(dim=0)
+            yield x, y
+
+
+def check_baseline_data(n: int = 64) -> None:
+    """The baseline's sequences are the library's: the same draws give the same x and y."""
+    ours = iter(OneSequenceAtATime(TASK, seed=0))
+    g = torch.Generator().manual_seed(0)
+    for _ in range(n):
+        x, y = next(ours)
+        ref = TASK.sample(1, generator=g)
+        if not (torch.equal(x, ref.x[0]) and torch.allclose(y, ref.y[0], atol=1e-6)):
+            raise AssertionError("the baseline's data differ from TriggerTask's")
 
 
 class BaselineHead(nn.Module):
@@ -123,6 +148,7 @@ def main() -> None:
     parser.add_argument("--out", default=None, help="write the results as JSON here")
     args = parser.parse_args()
 
+    check_baseline_data()
     rows, out = [], {"device": args.device, "torch_threads": torch.get_num_threads(), "seeds": args.seeds}
     for attention in ("softmax", "relu"):
         library(attention, 20, None, args.device)  # warm-up

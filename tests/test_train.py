@@ -204,3 +204,36 @@ def test_more_invalid_training_args(kwargs, name):
 def test_cuda_without_cuda_is_a_value_error():
     with pytest.raises(ValueError, match="device"):
         train(AttentionModel(8), TASK, steps=5, lr=1e-3, device="cuda", progress=False)
+
+
+def test_squared_error_matches_autograd_mse():
+    from attnsink.train import _SquaredError
+
+    y_hat = torch.randn(3, 4, 5, 6, dtype=torch.float64, requires_grad=True)
+    y = torch.randn(3, 4, 5, 6, dtype=torch.float64)
+    loss, err = _SquaredError.apply(y_hat, y)
+    torch.testing.assert_close(loss, (y_hat - y).pow(2).mean(dim=(1, 2, 3)))
+    torch.testing.assert_close(err, y_hat - y)
+    assert not err.requires_grad
+    torch.autograd.gradcheck(lambda a: _SquaredError.apply(a, y)[0], (y_hat,))
+    w = torch.tensor([1.0, -2.0, 0.5], dtype=torch.float64)
+    (g_ours,) = torch.autograd.grad((loss * w).sum(), y_hat)
+    (g_ref,) = torch.autograd.grad(((y_hat - y).pow(2).mean(dim=(1, 2, 3)) * w).sum(), y_hat)
+    torch.testing.assert_close(g_ours, g_ref)
+
+
+def test_keep_freed_memory_can_be_switched_off(monkeypatch):
+    import sys
+
+    from attnsink.train import keep_freed_memory
+
+    keep_freed_memory.cache_clear()
+    monkeypatch.setenv("ATTNSINK_KEEP_FREED_MEMORY", "0")
+    assert keep_freed_memory() is False
+    keep_freed_memory.cache_clear()
+    monkeypatch.delenv("ATTNSINK_KEEP_FREED_MEMORY")
+    import platform
+
+    glibc = sys.platform.startswith("linux") and platform.libc_ver()[0] == "glibc"
+    assert keep_freed_memory() is glibc
+    keep_freed_memory.cache_clear()

@@ -35,9 +35,25 @@ def _positions(seq_len: int, device: torch.device) -> torch.Tensor:
         return torch.arange(seq_len, device=device).float()[:, None]  # (query, 1): i
 
 
+def _masked(mask: torch.Tensor, visible, dtype: torch.dtype) -> torch.Tensor:
+    """A (query, key) tensor: ``visible`` where the key is visible, -inf where it is masked.
+
+    Adding it to the scores masks them as ``masked_fill`` would, bit for bit, but the
+    addition passes its gradient through untouched, where ``masked_fill`` costs one more
+    pass over the (batch, heads, query, key) gradient; the weights of masked keys are
+    exactly 0 either way, and so are their gradients.
+    """
+    return torch.where(mask, torch.as_tensor(visible, dtype=dtype, device=mask.device), float("-inf"))
+
+
+def _masked_scale(mask: torch.Tensor, scale: torch.Tensor) -> torch.Tensor:
+    """``scale`` (query, 1) where the key is visible and 0 where it is masked, as (query, key)."""
+    return torch.where(mask, scale, 0.0)
+
+
 def softmax(scores: torch.Tensor, mask: torch.Tensor) -> torch.Tensor:
     """exp(s_ik) / sum_{k' <= i} exp(s_ik'): every row lies on the probability simplex."""
-    return scores.masked_fill(~mask, float("-inf")).softmax(dim=-1)
+    return (scores + _masked(mask, 0.0, scores.dtype)).softmax(dim=-1)
 
 
 def relu(scores: torch.Tensor, mask: torch.Tensor) -> torch.Tensor:
@@ -48,18 +64,18 @@ def relu(scores: torch.Tensor, mask: torch.Tensor) -> torch.Tensor:
     score non-positive.
     """
     scale = 1.0 / _positions(scores.shape[-1], scores.device).clamp(min=1).to(scores.dtype)
-    return torch.where(mask, torch.relu(scores), 0.0) * scale
+    return torch.relu(scores * _masked_scale(mask, scale))  # relu(s) c = relu(s c) for c >= 0
 
 
 def relu_visible(scores: torch.Tensor, mask: torch.Tensor) -> torch.Tensor:
     """relu(s_ik) / (i + 1): ReLU attention scaled by the number of visible keys, BOS included."""
     scale = 1.0 / (_positions(scores.shape[-1], scores.device) + 1).to(scores.dtype)
-    return torch.where(mask, torch.relu(scores), 0.0) * scale
+    return torch.relu(scores * _masked_scale(mask, scale))
 
 
 def _softmax_with_extra_logit(scores: torch.Tensor, mask: torch.Tensor, extra: torch.Tensor) -> torch.Tensor:
     """exp(s_ik) / (exp(extra) + sum_k' exp(s_ik')): a softmax over the keys and one phantom key."""
-    masked = scores.masked_fill(~mask, float("-inf"))
+    masked = scores + _masked(mask, 0.0, scores.dtype)
     extra = extra.expand(*scores.shape[:-1], 1)
     full = torch.cat([masked, extra], dim=-1).softmax(dim=-1)
     return full[..., :-1]
@@ -87,7 +103,7 @@ def sigmoid(scores: torch.Tensor, mask: torch.Tensor) -> torch.Tensor:
     The bias -log(number of visible keys) keeps a row's total near 1 at initialisation.
     """
     bias = -torch.log(_positions(scores.shape[-1], scores.device) + 1).to(scores.dtype)
-    return torch.where(mask, torch.sigmoid(scores + bias), 0.0)
+    return torch.sigmoid(scores + _masked(mask, bias, scores.dtype))  # sigmoid(-inf) = 0
 
 
 def sigmoid_norm(scores: torch.Tensor, mask: torch.Tensor) -> torch.Tensor:

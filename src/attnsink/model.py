@@ -67,18 +67,25 @@ def forward_stacked(
     rule = get_rule(attention)
     n_layers = params["W_Q"].shape[1]
     mlp, layer_norm = "W_in" in params, "ln1_g" in params
-    mask = causal_mask(x.shape[-2], x.device)  # (query, key)
+    S, B, L, D = x.shape
+    mask = causal_mask(L, x.device)  # (query, key)
     h = x  # (S, batch, seq, d)
     attn, values = [], []
     for layer in range(n_layers):
         W_Q, W_K, W_V, W_O = (params[name][:, layer] for name in PARAM_NAMES)  # (S, heads, d, d)
+        H = W_Q.shape[1]
         # q . k = x_i W_Q W_K^T x_k and sum_k a_ik x_k W_V W_O: two (d, d) products per head
         # instead of four projections of every token (the same function, fewer FLOPs)
         W_QK = W_Q @ W_K.transpose(-1, -2)  # (S, heads, d, d)
         W_VO = W_V @ W_O
         a_in = _layer_norm(h, params["ln1_g"][:, layer], params["ln1_b"][:, layer]) if layer_norm else h
-        hq = torch.einsum("sbld,shde->sbhle", a_in, W_QK)  # (S, batch, heads, seq, d)
-        scores = hq @ a_in.unsqueeze(2).transpose(-1, -2)  # (S, batch, heads, query, key)
+        # every matrix product below is one batched GEMM, written out rather than left to einsum,
+        # which would copy permuted operands; on a CPU these products and the elementwise
+        # passes over (S, batch, heads, seq, seq) tensors are most of a training step
+        hq = torch.bmm(a_in.reshape(S, B * L, D), W_QK.transpose(1, 2).reshape(S, D, H * D))
+        hq = hq.view(S, B, L, H, D).transpose(2, 3)  # (S, batch, heads, seq, d): x_i W_QK per head
+        keys = a_in.unsqueeze(2)  # (S, batch, 1, seq, d)
+        scores = hq @ keys.transpose(-1, -2)  # (S, batch, heads, query, key)
         if attention == "sink_logit":
             weights = rule(scores, mask, sink=params["sink"][:, layer, None])  # sink: (S, 1, heads)
         else:
@@ -87,8 +94,11 @@ def forward_stacked(
             # (S, batch, heads, seq)
             gate = torch.sigmoid(torch.einsum("sbld,shd->sbhl", a_in, params["W_G"][:, layer]))
             weights = weights * gate[..., None]
-        vo = torch.einsum("sbld,shde->sbhle", a_in, W_VO)  # (S, batch, heads, seq, d): v_t W_O per head
-        out = torch.einsum("sbhqk,sbhke->sbqe", weights, vo)  # (S, batch, seq, d), summed over heads
+        # sum_k a_ik (x_k W_VO) = (sum_k a_ik x_k) W_VO: mix the inputs, then map once per head
+        mixed = weights @ keys  # (S, batch, heads, query, d)
+        if H > 1:
+            mixed = mixed.transpose(2, 3)  # (S, batch, query, heads, d); reshape copies it
+        out = torch.bmm(mixed.reshape(S, B * L, H * D), W_VO.reshape(S, H * D, D)).view(S, B, L, D)
         h = h + out if residual else out
         if mlp:
             m_in = _layer_norm(h, params["ln2_g"][:, layer], params["ln2_b"][:, layer]) if layer_norm else h
@@ -98,8 +108,8 @@ def forward_stacked(
             mlp_out = torch.einsum("sblf,sfd->sbld", hidden, params["W_out"][:, layer])
             h = h + mlp_out + params["b_out"][:, layer, None, None]
         attn.append(weights)
-        if return_values:
-            values.append(vo)
+        if return_values:  # v_t W_O per head, (S, batch, heads, seq, d)
+            values.append(torch.einsum("sbld,shde->sbhle", a_in, W_VO))
     return (h, attn, values) if return_values else (h, attn)
 
 

@@ -107,11 +107,10 @@ class TriggerTask:
     def build(self, trigger_pos: torch.Tensor, noise: torch.Tensor, *, validate: bool = True) -> Batch:
         """The sequences and targets for given trigger positions (*,) and Uniform(0, 1) draws
         (*, n_noise_positions, n_noise); any leading dimensions. :meth:`sample` draws these two and
-        calls this; the trainer draws them for many seeds at once and builds every step's
-        batch in one call (with ``validate=False``: its draws are valid by construction, and
-        checking the values would cost a device sync every step).
+        calls this. ``validate=False`` skips the check of the trigger positions' values (it
+        costs a device sync); positions outside 2 .. seq_len-1 then give wrong batches.
         """
-        L, n = self.seq_len, self.d_model
+        L = self.seq_len
         if not isinstance(trigger_pos, torch.Tensor) or trigger_pos.dtype != torch.long:
             raise ValueError("trigger_pos must be an int64 tensor of 0-indexed trigger positions")
         shape = (*trigger_pos.shape, self.n_noise_positions, self.n_noise)
@@ -119,22 +118,30 @@ class TriggerTask:
             raise ValueError(f"noise must have shape (*trigger_pos.shape, {self.n_noise_positions}, {self.n_noise})")
         if validate and trigger_pos.numel() and not (2 <= int(trigger_pos.min()) and int(trigger_pos.max()) <= L - 1):
             raise ValueError(f"trigger_pos values must lie in 2..{L - 1}")
+        return self._assemble(trigger_pos, 2.0 * noise - 1.0)
+
+    def _assemble(self, trigger_pos: torch.Tensor, content: torch.Tensor) -> Batch:
+        """:meth:`build` from the content coordinates themselves, ``2 * noise - 1``, which the
+        trainer computes once per chunk of draws. Every step goes through here, so each line
+        is the cheapest of the ways we timed (at 16 seeds x 128 sequences: 0.4 ms, not 1.1)."""
+        L, n = self.seq_len, self.d_model
         lead = tuple(trigger_pos.shape)
         first = self.first_content
-        pos = torch.arange(L, device=noise.device)
+        dev = content.device
+        pos = torch.arange(L, device=dev)
         is_trigger = pos == trigger_pos[..., None]  # (*, seq_len)
         is_content = (pos >= first) & ~is_trigger  # (*, seq_len)
-        x = torch.zeros(*lead, L, n, device=noise.device)
+        x = torch.zeros(*lead, L, n, device=dev)
         if self.bos:
             x[..., 0, BOS] = 1.0
-        x[..., TRIGGER] = is_trigger.float()
-        x[..., first:, 2 : n - 1] = 2.0 * noise - 1.0
-        x[..., n - 1] = is_content.float()
+        x[..., TRIGGER].copy_(is_trigger)
+        x[..., first:, 2 : n - 1].copy_(content)
+        x[..., n - 1].copy_(is_content)
 
-        # running mean of the tokens first..t at every t >= first; the target keeps it at the trigger only
-        counts = torch.arange(1, L - first + 1, device=noise.device, dtype=x.dtype)[:, None]
-        running_mean = x[..., first:, :].cumsum(dim=-2) / counts  # (*, seq_len - first, d_model)
-        update = torch.zeros_like(x)
-        update[..., first:, :] = torch.where(is_trigger[..., first:, None], running_mean, 0.0)
-        y = x + update if self.residual else update
+        # the mean of the tokens first..j, written at the trigger j of each sequence
+        summed = ((pos >= first) & (pos <= trigger_pos[..., None])).to(x.dtype)  # (*, seq_len)
+        mean = (summed[..., None] * x).sum(dim=-2) / (trigger_pos - first + 1).to(x.dtype)[..., None]
+        rows = torch.arange(trigger_pos.numel(), device=dev) * L + trigger_pos.flatten()
+        y = x.clone() if self.residual else torch.zeros_like(x)
+        y.view(-1, n).index_add_(0, rows, mean.reshape(-1, n))
         return Batch(x=x, y=y, trigger_pos=trigger_pos, is_trigger=is_trigger, is_nontrigger=is_content)

@@ -14,7 +14,12 @@ only every ``check_every`` steps, to end the loop once every seed has stopped.
 
 from __future__ import annotations
 
+import ctypes
+import functools
 import math
+import os
+import sys
+from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 
 import numpy as np
@@ -32,6 +37,28 @@ DATA_SEED_OFFSET = 1_000_003  # a run's batches come from seed + this; its initi
 
 class NonFiniteLossError(RuntimeError):
     """Training produced a NaN or infinite loss."""
+
+
+class _SquaredError(torch.autograd.Function):
+    """Each model's MSE, ``loss[s] = mean((y_hat[s] - y[s]) ** 2)``, and the error itself.
+
+    The same loss autograd would build from ``(y_hat - y).pow(2).mean(...)``, with a
+    backward pass of one multiplication, ``2 (y_hat - y) / n``, where autograd's takes
+    four passes over the (S, batch, seq, d) error; the error comes back for the metrics.
+    """
+
+    @staticmethod
+    def forward(ctx, y_hat, y):
+        err = y_hat - y
+        ctx.save_for_backward(err)
+        ctx.mark_non_differentiable(err)
+        return err.pow(2).mean(dim=tuple(range(1, err.dim()))), err
+
+    @staticmethod
+    def backward(ctx, grad_loss, _grad_err):
+        (err,) = ctx.saved_tensors
+        scale = grad_loss * (2.0 / err[0].numel())
+        return err * scale.view(-1, *[1] * (err.dim() - 1)), None
 
 
 @dataclass
@@ -91,10 +118,43 @@ def resolve_device(device: torch.device | str | None) -> torch.device:
     return device
 
 
+@functools.cache
+def keep_freed_memory() -> bool:
+    """Ask glibc's ``malloc`` to keep freed memory for reuse instead of handing it back.
+
+    A training step allocates and frees tens of 2 MB tensors. By default glibc serves such
+    blocks with fresh ``mmap`` calls or trims them off the heap when they are freed, so the
+    next step touches new pages, and each page fault costs microseconds in a virtual machine:
+    1,400 faults per step, about 40% of a 16-seed step's forward and backward pass, on our
+    two-core test machine. With a 32 MiB mmap threshold and a 1 GiB trim threshold, freed
+    blocks stay in the heap and the faults vanish. The price: the process keeps the peak of
+    its heap (tens of MB here) until it exits. Called by :func:`train_many` on the CPU, once
+    per process; returns whether the setting took (only with glibc on Linux). Set
+    ``ATTNSINK_KEEP_FREED_MEMORY=0`` to leave malloc alone.
+    """
+    if os.environ.get("ATTNSINK_KEEP_FREED_MEMORY", "1") == "0" or not sys.platform.startswith("linux"):
+        return False
+    try:
+        libc = ctypes.CDLL("libc.so.6")
+        mallopt = libc.mallopt
+    except (OSError, AttributeError):  # not glibc (musl, for one)
+        return False
+    M_TRIM_THRESHOLD, M_MMAP_THRESHOLD = -1, -3  # from glibc's malloc.h
+    return bool(mallopt(M_MMAP_THRESHOLD, 32 * 2**20)) and bool(mallopt(M_TRIM_THRESHOLD, 2**30))
+
+
+def _draw(task: TriggerTask, g: torch.Generator, trig: torch.Tensor, noise: torch.Tensor) -> None:
+    """One seed's next chunk of draws, in place: the same numbers, in the same order, as
+    ``task.sample(n, generator=g)`` (trigger positions, then noise)."""
+    torch.randint(2, task.seq_len, trig.shape, generator=g, device=trig.device, out=trig)
+    torch.rand(noise.shape, generator=g, device=noise.device, out=noise)
+
+
 def _data_chunk(task: TriggerTask, batch_size: int) -> int:
-    # steps of data drawn at once: about 1M numbers per tensor; depends on the task only,
+    # steps of data drawn at once: about 256k numbers per seed (a few MB for 16 seeds, so the
+    # buffers stay in cache); depends on the task only,
     # so a seed's data stream is the same whatever else is trained beside it
-    return max(1, min(32, 2**20 // (batch_size * task.seq_len * task.d_model)))
+    return max(1, min(32, 2**18 // (batch_size * task.seq_len * task.d_model)))
 
 
 def _validate(task, models, seeds, steps, lr, batch_size, stop_linf, check_every):
@@ -151,12 +211,21 @@ def train_many(
     dev = resolve_device(device)
     cfg = models[0].config
     S = len(models)
-    params = {
-        name: torch.stack([m.get_parameter(name).detach() for m in models]).to(dev).requires_grad_()
-        for name, _ in models[0].named_parameters()
-    }  # (S, layers, heads, d, d)
-    adam_m = {name: torch.zeros_like(p) for name, p in params.items()}
-    adam_v = {name: torch.zeros_like(p) for name, p in params.items()}
+    # every parameter of every model lives in one (S, n_params) tensor: the gradient comes
+    # back as one tensor and Adam is a dozen operations per step, not a dozen per parameter
+    shapes = {name: p.shape for name, p in models[0].named_parameters()}
+    flat = torch.stack([torch.cat([p.detach().flatten() for p in m.parameters()]) for m in models])
+    flat = flat.to(dev).requires_grad_()
+    adam_m, adam_v = torch.zeros_like(flat), torch.zeros_like(flat)
+
+    def unflatten(t: torch.Tensor) -> dict[str, torch.Tensor]:  # views (S, *shape) into t
+        views, start = {}, 0
+        for name, shape in shapes.items():
+            n = math.prod(shape)
+            views[name] = t[:, start : start + n].view(S, *shape)
+            start += n
+        return views
+
     gens = [torch.Generator(dev).manual_seed(s + DATA_SEED_OFFSET) for s in seeds]
     chunk = _data_chunk(task, batch_size)
     stop = -math.inf if stop_linf is None else float(stop_linf)
@@ -171,61 +240,86 @@ def train_many(
     bar = tqdm(total=steps, disable=not progress, desc=f"{cfg['attention']} x{S}", leave=False)
     last = steps - 1
     n_draw = chunk * batch_size
-    trig_buf = torch.empty(S, n_draw, dtype=torch.long, device=dev)
-    noise_buf = torch.empty(S, n_draw, task.n_noise_positions, task.n_noise, device=dev)
-    for step in range(steps):
-        if step % chunk == 0:  # the same draws, in the same order, as task.sample(n_draw, generator=g)
-            for i, g in enumerate(gens):
-                torch.randint(2, task.seq_len, (n_draw,), generator=g, device=dev, out=trig_buf[i])
-                torch.rand(n_draw, task.n_noise_positions, task.n_noise, generator=g, device=dev, out=noise_buf[i])
-        rows = slice((step % chunk) * batch_size, (step % chunk + 1) * batch_size)
-        batch = task.build(trig_buf[:, rows], noise_buf[:, rows], validate=False)  # (S, batch, ...)
-        x, y, mask = batch.x, batch.y, batch.is_nontrigger
+    buffers = [  # two sets: the steps read one while the next chunk is drawn into the other
+        (
+            torch.empty(S, n_draw, dtype=torch.long, device=dev),
+            torch.empty(S, n_draw, task.n_noise_positions, task.n_noise, device=dev),
+        )
+        for _ in range(2)
+    ]
 
-        y_hat, attn = forward_stacked(params, x, attention=cfg["attention"], residual=cfg["residual"])
-        err = y_hat - y  # (S, batch, seq, d)
-        loss = err.pow(2).mean(dim=(1, 2, 3))  # (S,)
-        linf = err.detach().abs().amax(dim=(1, 2, 3))
-        with torch.no_grad():
-            finite = torch.isfinite(loss.detach())
-            first_bad = torch.where(~finite & (first_bad < 0), step, first_bad)
-            active &= finite & (linf >= stop)  # criterion met: freeze before this step's update
-            hist_loss[step] = loss.detach()
-            hist_linf[step] = linf
-            hist_bos[step] = torch.stack([bos_mass(a, mask) for a in attn], dim=1)
+    def draw_chunk(trig_buf: torch.Tensor, noise_buf: torch.Tensor) -> None:
+        for i, g in enumerate(gens):
+            _draw(task, g, trig_buf[i], noise_buf[i])
 
-        grads = torch.autograd.grad(loss.sum(), list(params.values()))
-        with torch.no_grad():
-            t = step + 1  # every still-active seed has been updated at every step so far
+    # On the CPU a generator draws on one core, about 2 ns a number: a tenth of a 16-seed
+    # step. So a background thread draws chunk k+1 while the steps of chunk k run (each
+    # generator still draws in order, one chunk after the other, so the numbers are the
+    # same). On a GPU the draws are asynchronous kernels already.
+    pool = ThreadPoolExecutor(1, thread_name_prefix="attnsink-draws") if dev.type == "cpu" else None
+    pending = None
+    if dev.type == "cpu":
+        keep_freed_memory()
+    try:
+        for step in range(steps):
+            if step % chunk == 0:
+                trig_buf, noise_buf = buffers[(step // chunk) % 2]
+                if pending is None:
+                    draw_chunk(trig_buf, noise_buf)
+                else:
+                    pending.result()
+                    pending = None
+                if pool is not None and step + chunk < steps:
+                    pending = pool.submit(draw_chunk, *buffers[(step // chunk + 1) % 2])
+            rows = slice((step % chunk) * batch_size, (step % chunk + 1) * batch_size)
+            content = noise_buf[:, rows].mul(2.0).sub_(1.0)  # 2 u - 1, as task.build computes it
+            batch = task._assemble(trig_buf[:, rows], content)  # (S, batch, ...)
+            x, y, mask = batch.x, batch.y, batch.is_nontrigger
 
-            for (name, p), g in zip(params.items(), grads):
-                adam_m[name].mul_(BETAS[0]).add_(g, alpha=1 - BETAS[0])
-                adam_v[name].mul_(BETAS[1]).addcmul_(g, g, value=1 - BETAS[1])
-                m_hat = adam_m[name] / (1 - BETAS[0] ** t)
-                v_hat = adam_v[name] / (1 - BETAS[1] ** t)
-                keep = active.view(S, *[1] * (p.dim() - 1))
-                p.copy_(torch.where(keep, p - lr * m_hat / (v_hat.sqrt() + ADAM_EPS), p))
-            updates += active
+            y_hat, attn = forward_stacked(unflatten(flat), x, attention=cfg["attention"], residual=cfg["residual"])
+            loss, err = _SquaredError.apply(y_hat, y)  # (S,) and (S, batch, seq, d)
+            linf = err.abs().amax(dim=(1, 2, 3))  # (torch.linalg.vector_norm with ord=inf is 15x slower here)
+            with torch.no_grad():
+                finite = torch.isfinite(loss.detach())
+                first_bad = torch.where(~finite & (first_bad < 0), step, first_bad)
+                active &= finite & (linf >= stop)  # criterion met: freeze before this step's update
+                hist_loss[step] = loss.detach()
+                hist_linf[step] = linf
+                hist_bos[step] = torch.stack([bos_mass(a, mask) for a in attn], dim=1)
 
-        if (step + 1) % check_every == 0 or step == last:
-            bar.update(step + 1 - bar.n)
-            if (first_bad >= 0).any():
-                s = int(torch.nonzero(first_bad >= 0)[0])
-                raise NonFiniteLossError(
-                    f"non-finite loss at step {int(first_bad[s])} (seed {seeds[s]}) with "
-                    f"model {cfg}, task {task}, lr={lr}, batch_size={batch_size}"
-                )
-            if not active.any():
-                break
-    bar.close()
+            (g,) = torch.autograd.grad(loss.sum(), flat)
+            with torch.no_grad():
+                t = step + 1  # every still-active seed has been updated at every step so far
+                adam_m.mul_(BETAS[0]).add_(g, alpha=1 - BETAS[0])
+                adam_v.mul_(BETAS[1]).addcmul_(g, g, value=1 - BETAS[1])
+                m_hat = adam_m / (1 - BETAS[0] ** t)
+                v_hat = adam_v / (1 - BETAS[1] ** t)
+                flat.copy_(torch.where(active[:, None], flat - lr * m_hat / (v_hat.sqrt() + ADAM_EPS), flat))
+                updates += active
+
+            if (step + 1) % check_every == 0 or step == last:
+                bar.update(step + 1 - bar.n)
+                if (first_bad >= 0).any():
+                    s = int(torch.nonzero(first_bad >= 0)[0])
+                    raise NonFiniteLossError(
+                        f"non-finite loss at step {int(first_bad[s])} (seed {seeds[s]}) with "
+                        f"model {cfg}, task {task}, lr={lr}, batch_size={batch_size}"
+                    )
+                if not active.any():
+                    break
+    finally:
+        if pool is not None:
+            pool.shutdown(cancel_futures=True)  # waits for a chunk being drawn
+        bar.close()
 
     n_updates = updates.cpu().tolist()
     stopped = (~active).cpu().tolist()
     results = []
+    trained = unflatten(flat.detach())
     for i, (m, seed) in enumerate(zip(models, seeds)):
         with torch.no_grad():
             for name, p in m.named_parameters():
-                p.copy_(params[name][i].to(p.device))
+                p.copy_(trained[name][i].to(p.device))
         n_hist = n_updates[i] + 1 if stopped[i] else n_updates[i]
         history = {
             "step": np.arange(n_hist),
