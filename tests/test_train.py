@@ -1,3 +1,6 @@
+import platform
+import sys
+
 import numpy as np
 import pytest
 import torch
@@ -223,8 +226,6 @@ def test_squared_error_matches_autograd_mse():
 
 
 def test_keep_freed_memory_can_be_switched_off(monkeypatch):
-    import sys
-
     from attnsink.train import keep_freed_memory
 
     keep_freed_memory.cache_clear()
@@ -232,8 +233,18 @@ def test_keep_freed_memory_can_be_switched_off(monkeypatch):
     assert keep_freed_memory() is False
     keep_freed_memory.cache_clear()
     monkeypatch.delenv("ATTNSINK_KEEP_FREED_MEMORY")
-    import platform
-
     glibc = sys.platform.startswith("linux") and platform.libc_ver()[0] == "glibc"
     assert keep_freed_memory() is glibc
     keep_freed_memory.cache_clear()
+
+
+def test_non_finite_loss_after_a_check_names_its_step_and_seed():
+    # lr = 1e30: both seeds' first update blows their weights up, so step 1 is the first
+    # non-finite one, found by the check after step 1 (the check after step 0 passed)
+    models = [AttentionModel(8, seed=4), AttentionModel(8, seed=5)]
+    with pytest.raises(NonFiniteLossError, match=r"step 1 \(seed 4\)"):
+        train_many(models, TASK, seeds=[4, 5], steps=10, lr=1e30, check_every=1, progress=False)
+    # only seed 5 is broken, from the start: the error names it
+    models = [AttentionModel(8, seed=4), AttentionModel(8, seed=5, init_std=1e18)]
+    with pytest.raises(NonFiniteLossError, match=r"step 0 \(seed 5\)"):
+        train_many(models, TASK, seeds=[4, 5], steps=10, lr=1e-3, progress=False)

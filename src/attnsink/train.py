@@ -1,15 +1,18 @@
 """Training with the paper's recipe: Adam (0.9, 0.95), MSE, early stop on the largest error.
 
-Used in chapters 1 and 3. Every run trains a *stack* of models of one shape at once
-(:func:`train_many`): ``S`` seeds cost one batched forward and backward pass per step.
-A single run (:func:`train`) is the stack with ``S = 1``, so seed ``s`` gives the same
-numbers alone or among others (up to float rounding).
+Used in every chapter that trains. Every run trains a *stack* of models of one shape at
+once (:func:`train_many`): ``S`` seeds cost one batched forward and backward pass per
+step. A single run (:func:`train`) is the stack with ``S = 1``, so seed ``s`` gives the
+same numbers alone or among others (up to float rounding).
 
 For speed nothing leaves the device inside the loop: each seed's batches are drawn
-``chunk`` steps at a time on the device; the stopping criterion (the batch's largest
-absolute error below ``stop_linf``) is applied on the device by freezing that seed's
-parameters, exactly at the step where it is first met; the host looks at the device
-only every ``check_every`` steps, to end the loop once every seed has stopped.
+``chunk`` steps at a time on the device (on the CPU, by a background thread, one chunk
+ahead of the steps); the stopping criterion (the batch's largest absolute error below
+``stop_linf``) is applied on the device by freezing that seed's parameters, exactly at
+the step where it is first met; the host looks at the device only every ``check_every``
+steps, to end the loop once every seed has stopped and to raise on a non-finite loss.
+All parameters of the stack live in one (S, n_params) tensor, so a step's Adam update is
+a dozen operations whatever the architecture. ``benchmarks/bench_train.py`` measures it.
 """
 
 from __future__ import annotations
@@ -228,11 +231,14 @@ def train_many(
 
     gens = [torch.Generator(dev).manual_seed(s + DATA_SEED_OFFSET) for s in seeds]
     chunk = _data_chunk(task, batch_size)
+    # steps whose batches are assembled at once: about 256k numbers (fewer operations per
+    # step for a few seeds, cache-sized tensors for many); a divisor of the chunk
+    per_step = S * batch_size * task.seq_len * task.d_model
+    group = max(k for k in range(1, chunk + 1) if chunk % k == 0 and (k == 1 or k * per_step <= 2**18))
     stop = -math.inf if stop_linf is None else float(stop_linf)
 
     active = torch.ones(S, dtype=torch.bool, device=dev)
     updates = torch.zeros(S, dtype=torch.long, device=dev)  # updates applied to each seed
-    first_bad = torch.full((S,), -1, dtype=torch.long, device=dev)  # first step with a non-finite loss
     hist_loss = torch.full((steps, S), math.nan, device=dev)
     hist_linf = torch.full((steps, S), math.nan, device=dev)
     hist_bos = torch.full((steps, S, cfg["n_layers"], cfg["n_heads"]), math.nan, device=dev)
@@ -258,6 +264,7 @@ def train_many(
     # same). On a GPU the draws are asynchronous kernels already.
     pool = ThreadPoolExecutor(1, thread_name_prefix="attnsink-draws") if dev.type == "cpu" else None
     pending = None
+    checked = 0  # steps whose losses have been checked for non-finite values
     if dev.type == "cpu":
         keep_freed_memory()
     try:
@@ -271,18 +278,19 @@ def train_many(
                     pending = None
                 if pool is not None and step + chunk < steps:
                     pending = pool.submit(draw_chunk, *buffers[(step // chunk + 1) % 2])
-            rows = slice((step % chunk) * batch_size, (step % chunk + 1) * batch_size)
-            content = noise_buf[:, rows].mul(2.0).sub_(1.0)  # 2 u - 1, as task.build computes it
-            batch = task._assemble(trig_buf[:, rows], content)  # (S, batch, ...)
-            x, y, mask = batch.x, batch.y, batch.is_nontrigger
+            if step % group == 0:  # assemble the batches of the next `group` steps at once
+                rows = slice((step % chunk) * batch_size, (step % chunk + group) * batch_size)
+                content = noise_buf[:, rows].mul(2.0).sub_(1.0)  # 2 u - 1, as task.build computes it
+                batches = task._assemble(trig_buf[:, rows], content)  # (S, group * batch, ...)
+            rows = slice((step % group) * batch_size, (step % group + 1) * batch_size)
+            x, y, mask = batches.x[:, rows], batches.y[:, rows], batches.is_nontrigger[:, rows]
 
             y_hat, attn = forward_stacked(unflatten(flat), x, attention=cfg["attention"], residual=cfg["residual"])
             loss, err = _SquaredError.apply(y_hat, y)  # (S,) and (S, batch, seq, d)
             linf = err.abs().amax(dim=(1, 2, 3))  # (torch.linalg.vector_norm with ord=inf is 15x slower here)
             with torch.no_grad():
-                finite = torch.isfinite(loss.detach())
-                first_bad = torch.where(~finite & (first_bad < 0), step, first_bad)
-                active &= finite & (linf >= stop)  # criterion met: freeze before this step's update
+                # a non-finite loss freezes the seed too; the check below raises for it
+                active &= torch.isfinite(loss.detach()) & (linf >= stop)  # criterion met: freeze
                 hist_loss[step] = loss.detach()
                 hist_linf[step] = linf
                 hist_bos[step] = torch.stack([bos_mass(a, mask) for a in attn], dim=1)
@@ -298,13 +306,15 @@ def train_many(
                 updates += active
 
             if (step + 1) % check_every == 0 or step == last:
-                bar.update(step + 1 - bar.n)
-                if (first_bad >= 0).any():
-                    s = int(torch.nonzero(first_bad >= 0)[0])
+                bar.update(step + 1 - checked)
+                bad = ~torch.isfinite(hist_loss[checked : step + 1])  # the steps since the last check
+                if bad.any():
+                    first, s = torch.nonzero(bad)[0].tolist()
                     raise NonFiniteLossError(
-                        f"non-finite loss at step {int(first_bad[s])} (seed {seeds[s]}) with "
+                        f"non-finite loss at step {checked + first} (seed {seeds[s]}) with "
                         f"model {cfg}, task {task}, lr={lr}, batch_size={batch_size}"
                     )
+                checked = step + 1
                 if not active.any():
                     break
     finally:
