@@ -8,11 +8,13 @@ lr 1e-3, Adam (0.9, 0.95)):
 (b) the library, one model (``attnsink.train``);
 (c) the library, S seeds at once (``attnsink.train_seeds``), reported per model.
 
-Steps per second are measured over a fixed number of steps with the early stop off; the
-time to the stopping criterion (largest batch error below 5e-3) with it on. Every number
-is the median of ``--repeats`` runs. Run:
+Steps per second are measured over a fixed number of steps with the early stop off,
+(a), (b) and (c) in turn, ``--repeats`` times; each is the median of its repeats and each
+ratio the median of the repeats' ratios. The time to the stopping criterion (largest
+batch error below 5e-3) is measured with it on (the library's one model: the median of
+``--repeats`` runs; the others: one run). Run:
 
-    python benchmarks/bench_train.py [--seeds 16] [--repeats 3] [--out bench.json] [--device cpu]
+    python benchmarks/bench_train.py [--seeds 16] [--repeats 5] [--out bench.json] [--device cpu]
 """
 
 from __future__ import annotations
@@ -141,9 +143,10 @@ def median_of(repeats: int, fn, *args):
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--seeds", type=int, default=16, help="S, models trained at once in (c)")
-    parser.add_argument("--steps", type=int, default=200, help="steps timed for steps per second")
+    parser.add_argument("--steps", type=int, default=400, help="steps timed for one model's steps per second")
+    parser.add_argument("--seed-steps", type=int, default=100, help="steps timed for S seeds at once")
     parser.add_argument("--baseline-steps", type=int, default=100, help="steps timed for the (slow) baseline")
-    parser.add_argument("--repeats", type=int, default=3)
+    parser.add_argument("--repeats", type=int, default=5)
     parser.add_argument("--device", default="cuda" if torch.cuda.is_available() else "cpu")
     parser.add_argument("--out", default=None, help="write the results as JSON here")
     args = parser.parse_args()
@@ -152,21 +155,32 @@ def main() -> None:
     rows, out = [], {"device": args.device, "torch_threads": torch.get_num_threads(), "seeds": args.seeds}
     for attention in ("softmax", "relu"):
         library(attention, 20, None, args.device)  # warm-up
-        t_base, _ = median_of(args.repeats, baseline, attention, args.baseline_steps, None)
-        t_one, _ = median_of(args.repeats, library, attention, args.steps, None, args.device)
-        t_many, _ = median_of(args.repeats, library, attention, args.steps, None, args.device, args.seeds)
-        base_sps, one_sps = args.baseline_steps / t_base, args.steps / t_one
-        many_model_sps = args.seeds * args.steps / t_many
+        # the three are timed in turn, repeat after repeat, so that each repeat's ratios
+        # compare runs made a second apart: a shared machine's speed drifts by tens of
+        # percent over minutes, and the ratios of medians taken minutes apart would carry that
+        base_sps, one_sps, many_model_sps = [], [], []
+        for _ in range(args.repeats):
+            base_sps.append(args.baseline_steps / baseline(attention, args.baseline_steps, None)[1])
+            one_sps.append(args.steps / library(attention, args.steps, None, args.device)[1])
+            t_many = library(attention, args.seed_steps, None, args.device, args.seeds)[1]
+            many_model_sps.append(args.seeds * args.seed_steps / t_many)
+        speedup_single = statistics.median(o / b for o, b in zip(one_sps, base_sps))
+        speedup_multi = statistics.median(m / o for m, o in zip(many_model_sps, one_sps))
+        base_sps, one_sps = statistics.median(base_sps), statistics.median(one_sps)
+        many_model_sps = statistics.median(many_model_sps)
         ttc_base, n_base = median_of(1, baseline, attention, 50_000, STOP)
         ttc_one, n_one = median_of(args.repeats, library, attention, 50_000, STOP, args.device)
         ttc_many, n_many = median_of(1, library, attention, 50_000, STOP, args.device, args.seeds)
-        rows.append((attention, base_sps, one_sps, many_model_sps, ttc_base, n_base, ttc_one, n_one, ttc_many))
+        rows.append(
+            (attention, base_sps, one_sps, speedup_single, many_model_sps, speedup_multi)
+            + (ttc_base, n_base, ttc_one, n_one, ttc_many)
+        )
         out[attention] = {
             "baseline_steps_per_s": base_sps,
             "single_steps_per_s": one_sps,
-            "speedup_single": one_sps / base_sps,
+            "speedup_single": speedup_single,
             "multi_seed_model_steps_per_s": many_model_sps,
-            "speedup_multi_per_model": many_model_sps / one_sps,
+            "speedup_multi_per_model": speedup_multi,
             "baseline_time_to_criterion_s": ttc_base,
             "baseline_steps_to_criterion": n_base,
             "single_time_to_criterion_s": ttc_one,
@@ -187,16 +201,19 @@ def main() -> None:
         }
     )
 
-    print(f"device {args.device}, {torch.get_num_threads()} threads, S = {args.seeds}, median of {args.repeats}")
+    print(
+        f"device {args.device}, {torch.get_num_threads()} threads, S = {args.seeds}, "
+        f"medians of {args.repeats} interleaved repeats (each ratio: the median of the repeats' ratios)"
+    )
     header = (
         f"{'attention':<9} {'baseline':>10} {'library':>10} {'x':>6} {'S seeds':>10} {'x':>6}"
         f"   time to criterion: {'baseline':>9} {'library':>9} {'S seeds':>9}"
     )
     print(header)
     print(f"{'':<9} {'steps/s':>10} {'steps/s':>10} {'':>6} {'/model/s':>10}")
-    for attention, b, o, m, tb, nb, to, no, tm in rows:
+    for attention, b, o, xo, m, xm, tb, nb, to, no, tm in rows:
         print(
-            f"{attention:<9} {b:>10.0f} {o:>10.0f} {o / b:>6.1f} {m:>10.0f} {m / o:>6.1f}"
+            f"{attention:<9} {b:>10.0f} {o:>10.0f} {xo:>6.1f} {m:>10.0f} {xm:>6.1f}"
             f"   {'':>19}{tb:>8.2f}s {to:>8.2f}s {tm:>8.2f}s   ({nb} / {no} steps)"
         )
     if args.out:
