@@ -141,7 +141,12 @@ class TriggerTask:
         # the mean of the tokens first..j, written at the trigger j of each sequence
         summed = ((pos >= first) & (pos <= trigger_pos[..., None])).to(x.dtype)  # (*, seq_len)
         mean = (summed[..., None] * x).sum(dim=-2) / (trigger_pos - first + 1).to(x.dtype)[..., None]
-        rows = torch.arange(trigger_pos.numel(), device=dev) * L + trigger_pos.flatten()
-        y = x.clone() if self.residual else torch.zeros_like(x)
-        y.view(-1, n).index_add_(0, rows, mean.reshape(-1, n))
+        rows = torch.arange(trigger_pos.numel(), device=dev) * L + trigger_pos.flatten()  # in x.view(-1, n)
+        target = mean.reshape(-1, n)
+        if self.residual:
+            y = x.clone()
+            target = target + x.view(-1, n).index_select(0, rows)
+        else:
+            y = torch.zeros_like(x)
+        y.view(-1, n).index_copy_(0, rows, target)  # (index_copy_: deterministic on a GPU too)
         return Batch(x=x, y=y, trigger_pos=trigger_pos, is_trigger=is_trigger, is_nontrigger=is_content)
