@@ -15,6 +15,9 @@ batch error below 5e-3) is measured with it on (the library's one model: the med
 ``--repeats`` runs; the others: one run). Run:
 
     python benchmarks/bench_train.py [--seeds 16] [--repeats 5] [--out bench.json] [--device cpu]
+
+With ``--device cuda`` all three run on the GPU: the baseline moves each batch from its
+DataLoader to the device, as such a loop does.
 """
 
 from __future__ import annotations
@@ -85,22 +88,25 @@ class BaselineHead(nn.Module):
     def forward(self, x):
         L = x.shape[1]
         scores = self.q(x) @ self.k(x).transpose(1, 2)
-        mask = torch.ones(L, L, dtype=torch.bool).tril()
+        mask = torch.ones(L, L, dtype=torch.bool, device=x.device).tril()
         if self.attention == "softmax":
             a = scores.masked_fill(~mask, float("-inf")).softmax(-1)
         else:
-            a = torch.relu(scores).masked_fill(~mask, 0.0) / torch.arange(L).clamp(min=1)[:, None]
+            scale = torch.arange(L, device=x.device).clamp(min=1)[:, None]
+            a = torch.relu(scores).masked_fill(~mask, 0.0) / scale
         return self.o(a @ self.v(x))
 
 
-def baseline(attention: str, steps: int, stop: float | None, seed: int = 0) -> tuple[int, float]:
+def baseline(attention: str, steps: int, stop: float | None, device: str = "cpu", seed: int = 0) -> tuple[int, float]:
+    """(steps taken, seconds): ``steps`` updates, or fewer if the batch error falls below ``stop``."""
     torch.manual_seed(seed)
-    model = BaselineHead(TASK.d_model, attention)
+    model = BaselineHead(TASK.d_model, attention).to(device)
     opt = torch.optim.Adam(model.parameters(), lr=LR, betas=(0.9, 0.95))
     loader = iter(DataLoader(OneSequenceAtATime(TASK, seed), batch_size=BATCH))
     start = time.perf_counter()
     for step in range(steps):
         x, y = next(loader)
+        x, y = x.to(device), y.to(device)
         err = model(x) - y
         loss = err.pow(2).mean()
         if stop is not None and err.abs().max().item() < stop:
@@ -113,6 +119,8 @@ def baseline(attention: str, steps: int, stop: float | None, seed: int = 0) -> t
 
 
 def library(attention: str, steps: int, stop: float | None, device: str, seeds: int = 1) -> tuple[int, float]:
+    """(steps taken, seconds) for one model (``seeds=1``) or ``seeds`` models at once (the
+    most steps any of them took)."""
     start = time.perf_counter()
     if seeds == 1:
         model = AttentionModel(TASK.d_model, attention=attention, seed=0)
@@ -140,16 +148,39 @@ def median_of(repeats: int, fn, *args):
     return statistics.median(r[1] for r in runs), runs[0][0]
 
 
-def main() -> None:
+def positive_int(text: str) -> int:
+    try:
+        value = int(text)
+    except ValueError:
+        value = 0
+    if value < 1:
+        raise argparse.ArgumentTypeError(f"must be a positive integer, got {text!r}")
+    return value
+
+
+def main(argv: list[str] | None = None) -> dict:
+    """Run the benchmark, print its table and return (and with ``--out``, write) the results."""
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--seeds", type=int, default=16, help="S, models trained at once in (c)")
-    parser.add_argument("--steps", type=int, default=400, help="steps timed for one model's steps per second")
-    parser.add_argument("--seed-steps", type=int, default=100, help="steps timed for S seeds at once")
-    parser.add_argument("--baseline-steps", type=int, default=100, help="steps timed for the (slow) baseline")
-    parser.add_argument("--repeats", type=int, default=5)
+    parser.add_argument("--seeds", type=positive_int, default=16, help="S, models trained at once in (c)")
+    parser.add_argument("--steps", type=positive_int, default=400, help="steps timed for one model's steps per second")
+    parser.add_argument("--seed-steps", type=positive_int, default=100, help="steps timed for S seeds at once")
+    parser.add_argument("--baseline-steps", type=positive_int, default=100, help="steps timed for the (slow) baseline")
+    parser.add_argument("--repeats", type=positive_int, default=5)
+    parser.add_argument(
+        "--criterion-steps",
+        type=positive_int,
+        default=50_000,
+        help="most steps of a run to the stopping criterion (a run that hits it has not met the criterion)",
+    )
     parser.add_argument("--device", default="cuda" if torch.cuda.is_available() else "cpu")
     parser.add_argument("--out", default=None, help="write the results as JSON here")
-    args = parser.parse_args()
+    args = parser.parse_args(argv)
+    try:
+        device = torch.device(args.device)
+    except RuntimeError:
+        parser.error(f"argument --device: not a torch device: {args.device!r}")
+    if device.type == "cuda" and not torch.cuda.is_available():
+        parser.error("argument --device: CUDA is not available here")
 
     check_baseline_data()
     rows, out = [], {"device": args.device, "torch_threads": torch.get_num_threads(), "seeds": args.seeds}
@@ -160,7 +191,7 @@ def main() -> None:
         # percent over minutes, and the ratios of medians taken minutes apart would carry that
         base_sps, one_sps, many_model_sps = [], [], []
         for _ in range(args.repeats):
-            base_sps.append(args.baseline_steps / baseline(attention, args.baseline_steps, None)[1])
+            base_sps.append(args.baseline_steps / baseline(attention, args.baseline_steps, None, args.device)[1])
             one_sps.append(args.steps / library(attention, args.steps, None, args.device)[1])
             t_many = library(attention, args.seed_steps, None, args.device, args.seeds)[1]
             many_model_sps.append(args.seeds * args.seed_steps / t_many)
@@ -168,9 +199,10 @@ def main() -> None:
         speedup_multi = statistics.median(m / o for m, o in zip(many_model_sps, one_sps))
         base_sps, one_sps = statistics.median(base_sps), statistics.median(one_sps)
         many_model_sps = statistics.median(many_model_sps)
-        ttc_base, n_base = median_of(1, baseline, attention, 50_000, STOP)
-        ttc_one, n_one = median_of(args.repeats, library, attention, 50_000, STOP, args.device)
-        ttc_many, n_many = median_of(1, library, attention, 50_000, STOP, args.device, args.seeds)
+        cap = args.criterion_steps
+        ttc_base, n_base = median_of(1, baseline, attention, cap, STOP, args.device)
+        ttc_one, n_one = median_of(args.repeats, library, attention, cap, STOP, args.device)
+        ttc_many, n_many = median_of(1, library, attention, cap, STOP, args.device, args.seeds)
         rows.append(
             (attention, base_sps, one_sps, speedup_single, many_model_sps, speedup_multi)
             + (ttc_base, n_base, ttc_one, n_one, ttc_many)
@@ -186,6 +218,8 @@ def main() -> None:
             "single_time_to_criterion_s": ttc_one,
             "single_steps_to_criterion": n_one,
             "multi_seed_time_to_criterion_s": ttc_many,
+            "multi_seed_steps_to_criterion": n_many,  # the most any of the S seeds took
+            "criterion_steps_cap": cap,
         }
     # the headline numbers (softmax, the paper's main model) at the top level
     out.update(
@@ -220,6 +254,7 @@ def main() -> None:
         with open(args.out, "w") as f:
             json.dump(out, f, indent=2)
         print(f"wrote {args.out}")
+    return out
 
 
 if __name__ == "__main__":
