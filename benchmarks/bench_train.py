@@ -149,13 +149,9 @@ def median_of(repeats: int, fn, *args):
 
 
 def positive_int(text: str) -> int:
-    try:
-        value = int(text)
-    except ValueError:
-        value = 0
-    if value < 1:
+    if not text.isdigit() or int(text) < 1:
         raise argparse.ArgumentTypeError(f"must be a positive integer, got {text!r}")
-    return value
+    return int(text)
 
 
 def main(argv: list[str] | None = None) -> dict:
