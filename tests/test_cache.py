@@ -1,5 +1,6 @@
 import warnings
 from dataclasses import asdict
+from pathlib import Path
 
 import numpy as np
 import pytest
@@ -87,6 +88,30 @@ def test_key_depends_on_library_source(monkeypatch):
     key = cache.cache_key({"a": 1})
     monkeypatch.setattr(cache, "source_hash", lambda: "edited")
     assert cache.cache_key({"a": 1}) != key
+
+
+def test_only_the_training_modules_are_hashed(tmp_path):
+    """Editing a figure, a metric, a bound or an experiment keeps every entry; editing what
+    trains a model (task, rules, model, trainer) changes every key."""
+    import shutil
+
+    lib = tmp_path / "attnsink"
+    shutil.copytree(Path(cache.__file__).parent, lib, ignore=shutil.ignore_patterns("__pycache__"))
+    before = cache.source_hash(lib)
+    assert before == cache.source_hash()  # the copy hashes like the library itself
+    outside = [p.name for p in lib.glob("*.py") if p.name not in cache.TRAINING_MODULES]
+    assert {"plots.py", "metrics.py", "theory.py", "experiments.py"} <= set(outside)
+    for name in outside:
+        with open(lib / name, "a") as f:
+            f.write("\n# an edit\n")
+    cache.source_hash.cache_clear()
+    assert cache.source_hash(lib) == before
+    for name in cache.TRAINING_MODULES:
+        edited = tmp_path / name
+        shutil.copytree(lib, edited)
+        with open(edited / name, "a") as f:
+            f.write("\n# an edit\n")
+        assert cache.source_hash(edited) != before, name
 
 
 def test_entry_under_the_wrong_key_is_rejected(tmp_path):

@@ -1,10 +1,12 @@
 """A small on-disk cache for trained models, so chapters and reruns do not train twice.
 
 An entry's key is a hash of what produced it: the experiment's full config, the seed,
-the library version and a hash of the library's own source files (so editing the code
-never reads a stale result). Writes are atomic (a temporary file, then a rename); every
-read checks a checksum and the stored config, and a truncated or corrupted entry is
-reported with a warning, recomputed and rewritten. Used through :mod:`attnsink.experiments`.
+the library version and a hash of the source of the modules that train models (task,
+attention rules, model, trainer), so editing them never reads a stale result, and
+editing anything else (figures, metrics, bounds, experiments' analysis) keeps every
+entry. Writes are atomic (a temporary file, then a rename); every read checks a checksum
+and the stored config, and a truncated or corrupted entry is reported with a warning,
+recomputed and rewritten. Used through :mod:`attnsink.experiments`.
 """
 
 from __future__ import annotations
@@ -30,13 +32,20 @@ class CacheWarning(UserWarning):
     """A cache entry could not be used and was recomputed."""
 
 
-@lru_cache(maxsize=1)
-def source_hash() -> str:
-    """sha256 over the library's source files: any edit to the code changes every key."""
+TRAINING_MODULES = ("task.py", "attention.py", "model.py", "train.py")
+"""The modules that decide a trained model's numbers: the only cached results. Editing a
+figure, a metric, a bound or an experiment's analysis never retrains anything."""
+
+
+@lru_cache(maxsize=4)
+def source_hash(root: str | Path | None = None) -> str:
+    """sha256 over the source of :data:`TRAINING_MODULES` (in the library's folder, or ``root``):
+    any edit to them changes every key."""
+    folder = Path(root) if root is not None else Path(__file__).parent
     h = hashlib.sha256()
-    for path in sorted(Path(__file__).parent.glob("*.py")):
-        h.update(path.name.encode())
-        h.update(path.read_bytes())
+    for name in TRAINING_MODULES:
+        h.update(name.encode())
+        h.update((folder / name).read_bytes())
     return h.hexdigest()
 
 

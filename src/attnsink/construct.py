@@ -125,3 +125,23 @@ def with_attention(model: AttentionModel, attention: str) -> AttentionModel:
     )
     copy.load_state_dict(model.state_dict(), strict=False)
     return copy
+
+
+def row_one_leak(task: TriggerTask, batch, mass_off: torch.Tensor) -> torch.Tensor:
+    """The outputs (n, L, d) of a head that is exact everywhere but row 1, where sequence s keeps
+    ``mass_off[s]`` of its weight off BOS: the worst case for the theorem "A sink from the loss alone".
+
+    The head is in the theorem's class but is not an :class:`AttentionModel`: its weights are
+    chosen per sequence (the theorem allows any weights on the simplex). Its values are the
+    value map of :func:`value_map` (BOS's value 0, every other token's value the token); it
+    puts weight 1 on BOS at every non-trigger row but row 1, where it puts ``1 - mass_off``
+    on BOS and ``mass_off`` on token 1, and 1/j on each of the keys 1..j at the trigger j. So
+    its output is the target except at row 1, where it is ``mass_off * x_1``.
+    """
+    _check_task(task)
+    mass_off = torch.as_tensor(mass_off, dtype=batch.x.dtype)
+    if mass_off.shape != batch.x.shape[:1] or (mass_off < 0).any() or (mass_off > 1).any():
+        raise ValueError("mass_off must hold one number in [0, 1] per sequence of the batch")
+    y_hat = batch.y.clone()
+    y_hat[:, 1] = mass_off[:, None] * batch.x[:, 1]
+    return y_hat
