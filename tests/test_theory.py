@@ -184,6 +184,8 @@ def test_position_scale_bound():
         position_scale_error_bound(TASK, [1.0, 2.0])
     with pytest.raises(ValueError, match="scale"):
         position_scale_error_bound(TASK, torch.zeros(TASK.seq_len))
+    with pytest.raises(ValueError, match="seq_len"):
+        position_scale_error_bound(TriggerTask(seq_len=4), "relu")
 
 
 def test_hull_distance_floor():
@@ -198,6 +200,19 @@ def test_hull_distance_floor():
         assert (terms["d_upper"] >= min(before, after) - 1e-5).all()  # no hull point closer than the floor
     with pytest.raises(ValueError, match="one-layer"):
         hull_distance_floor(AttentionModel(TASK.d_model, n_heads=2), TASK)
+
+
+def test_hull_distance_floor_with_dependent_noise_rows():
+    """A value map whose bias row equals a noise row, and another noise row zero: the content
+    token with that noise coordinate at -1 has value 0, so no floor above 0 is true."""
+    for s in range(5):
+        head = AttentionModel(TASK.d_model, seed=s, init_std=0.5)
+        with torch.no_grad():
+            head.W_O[0, 0] = torch.eye(TASK.d_model)
+            head.W_V[0, 0, 2] = 0.0
+            head.W_V[0, 0, TASK.d_model - 1] = head.W_V[0, 0, TASK.d_model - 2]
+        before, after = hull_distance_floor(head, TASK)
+        assert before < 1e-6 and after < 1e-6
 
 
 def test_tube_probability_against_sampling():

@@ -177,7 +177,8 @@ def variants_summary(runs: list[dict]) -> plt.Figure:
     the relative error at the trigger when it is not. Colour: what the theory predicts."""
     df = pd.DataFrame(runs)
     order = list(dict.fromkeys(df["attention"]))
-    palette = {"simplex": "tab:red", "off state": "tab:green"}
+    palette = {"simplex": "tab:red", "partial": "tab:orange", "off state": "tab:green"}
+    hue_order = [c for c in palette if c in set(df["prediction"])]
     fig, axes = plt.subplots(1, 2, figsize=(12, 4.2), sharey=True)
     with_bos, no_bos = df[~df["no_bos"]], df[df["no_bos"]]
     sns.stripplot(
@@ -185,6 +186,7 @@ def variants_summary(runs: list[dict]) -> plt.Figure:
         x="bos_mass_nontrigger",
         y="attention",
         hue="prediction",
+        hue_order=hue_order,
         order=order,
         palette=palette,
         ax=axes[0],
@@ -198,6 +200,7 @@ def variants_summary(runs: list[dict]) -> plt.Figure:
         x="rel_err_trigger",
         y="attention",
         hue="prediction",
+        hue_order=hue_order,
         order=order,
         palette=palette,
         ax=axes[1],
@@ -366,6 +369,29 @@ def sink_timing(runs: list[dict]) -> plt.Figure:
     ax.set_ylim(0, top)
     ax.set_xlabel("step at which the loss is down to 1/10")
     ax.set_ylabel("step at which BOS mass reaches 0.9")
+    sns.despine(fig)
+    fig.tight_layout()
+    return fig
+
+
+def sink_certificate(curve: pd.DataFrame, heads: pd.DataFrame) -> plt.Figure:
+    """The row-1 certificate of the theory chapter against heads that exist.
+
+    ``curve`` has columns ``mse``, ``delta`` and ``mass_off`` (the most weight off BOS at
+    position 1 that the theorem allows a head with that test MSE, on all but a fraction
+    delta of sequences): one line per delta. ``heads`` has ``mse``, ``mass_off`` (the
+    weight off BOS at position 1 that a fraction delta of sequences exceeds, measured) and
+    ``source``: one marker per head. The theorem says no marker lies above its line.
+    """
+    fig, ax = plt.subplots(figsize=(7.5, 4.6))
+    sns.lineplot(curve, x="mse", y="mass_off", hue="delta", palette="flare", ax=ax)
+    sns.scatterplot(heads, x="mse", y="mass_off", style="source", color="tab:blue", s=60, ax=ax, zorder=3)
+    ax.set_xscale("log")
+    ax.set_yscale("log")
+    ax.set_ylim(top=1.05)
+    ax.set_xlabel("test MSE")
+    ax.set_ylabel("weight off BOS at position 1")
+    ax.legend(fontsize=8, loc="lower right")
     sns.despine(fig)
     fig.tight_layout()
     return fig

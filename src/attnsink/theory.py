@@ -221,10 +221,15 @@ def position_scale_error_bound(task: TriggerTask, scale) -> float:
     (ReLU of any score, no positional input) and whose values depend on the key token only,
     the root mean square over trigger positions j = 2..L-1 of the error at the trigger of the
     noise-free sequence with trigger j is at least the returned number, so some sequence has
-    at least that error (proposition "Only 1/j will do", chapter "ReLU escapes"). It is 0
-    exactly when ``scale[j]`` is proportional to one over the number of averaged tokens.
+    at least that error (proposition "Only one over the count will do", chapter "ReLU escapes").
+    For ``task.seq_len >= 5`` (required) it is 0 exactly when ``scale[j]`` is proportional to one
+    over the number of averaged tokens.
     """
     _check_task(task, need_bos=None)
+    if task.seq_len < 5:
+        raise ValueError(
+            f"task.seq_len must be at least 5 (three trigger positions) for this bound, got {task.seq_len}"
+        )
     g = _scale_vector(task, scale)
     j = torch.arange(2, task.seq_len)
     n_content = (j - task.first_content).double()  # content tokens before the trigger
@@ -233,7 +238,7 @@ def position_scale_error_bound(task: TriggerTask, scale) -> float:
     for target in (1.0 / (n_content + 1), n_content / (n_content + 1)):  # trigger and bias channels
         coef = torch.linalg.lstsq(design, target[:, None]).solution
         rss += float((design @ coef - target[:, None]).pow(2).sum())
-    return math.sqrt(max(0.0, rss / len(j)))
+    return max(0.0, math.sqrt(max(0.0, rss / len(j))) - 1e-12)  # a hair below, for float64 rounding
 
 
 def hull_distance_floor(model, task: TriggerTask) -> tuple[float, float]:
@@ -255,13 +260,15 @@ def hull_distance_floor(model, task: TriggerTask) -> tuple[float, float]:
         w = (model.W_V[0, 0] @ model.W_O[0, 0]).double()  # (d, d): row c is channel c's value
     n = task.d_model
     noise = w[2 : n - 1]  # (m, d)
+    # an orthonormal basis of the noise rows' span, from the SVD (rank-revealing; an unpivoted
+    # QR is not a basis of the span when the rows are rank-deficient); a generous tolerance
+    # keeps nearly dependent directions in the span, which can only lower the floor
     if noise.shape[0]:
-        q, _ = torch.linalg.qr(noise.T)  # orthonormal basis of the noise rows' span (columns)
-        rank = int(torch.linalg.matrix_rank(noise))
-        q = q[:, :rank]
-        proj = lambda v: v - q @ (q.T @ v)  # noqa: E731
+        _, sv, vh = torch.linalg.svd(noise, full_matrices=False)
+        basis = vh[sv > 1e-9 * max(float(sv.max()), 1e-300)]  # (rank, d)
     else:
-        proj = lambda v: v  # noqa: E731
+        basis = w.new_zeros(0, n)
+    proj = lambda v: v - basis.T @ (basis @ v)  # noqa: E731
     pb, pt = proj(w[n - 1]), proj(w[1])
     before = float(pb.norm())
     diff = pt - pb
