@@ -5,8 +5,9 @@ lr 1e-3, Adam (0.9, 0.95)):
 
 (a) baseline: what one writes first -- sequences sampled one at a time by an IterableDataset
     through a DataLoader, one model, ``.item()`` on the loss every step for the stop check;
-(b) the library, one model (``attnsink.train``);
-(c) the library, S seeds at once (``attnsink.train_seeds``), reported per model.
+(b) the library's fast path with one model (``attnsink.train_seeds`` with one seed);
+(c) the library's fast path, S seeds at once (``attnsink.train_seeds``), reported per model;
+(p) for reference, the library's plain loop (``attnsink.train``, the readable path).
 
 Steps per second are measured over a fixed number of steps with the early stop off,
 (a), (b) and (c) in turn, ``--repeats`` times; each is the median of its repeats and each
@@ -118,26 +119,31 @@ def baseline(attention: str, steps: int, stop: float | None, device: str = "cpu"
     return steps, time.perf_counter() - start
 
 
-def library(attention: str, steps: int, stop: float | None, device: str, seeds: int = 1) -> tuple[int, float]:
-    """(steps taken, seconds) for one model (``seeds=1``) or ``seeds`` models at once (the
-    most steps any of them took)."""
+def plain(attention: str, steps: int, stop: float | None, device: str) -> tuple[int, float]:
+    """(steps taken, seconds) for the library's plain loop, one model."""
     start = time.perf_counter()
-    if seeds == 1:
-        model = AttentionModel(TASK.d_model, attention=attention, seed=0)
-        r = train(model, TASK, steps=steps, lr=LR, stop_linf=stop, device=device, progress=False)
-        n = r.steps
-    else:
-        rs = train_seeds(
-            TASK,
-            list(range(seeds)),
-            attention=attention,
-            steps=steps,
-            lr=LR,
-            stop_linf=stop,
-            device=device,
-            progress=False,
-        )
-        n = max(r.steps for r in rs)
+    model = AttentionModel(TASK.d_model, attention=attention, seed=0)
+    n = train(model, TASK, steps=steps, lr=LR, stop_linf=stop, device=device, progress=False).steps
+    if device.startswith("cuda"):
+        torch.cuda.synchronize()
+    return n, time.perf_counter() - start
+
+
+def library(attention: str, steps: int, stop: float | None, device: str, seeds: int = 1) -> tuple[int, float]:
+    """(steps taken, seconds) for ``seeds`` models at once on the fast path (the most steps
+    any of them took)."""
+    start = time.perf_counter()
+    rs = train_seeds(
+        TASK,
+        list(range(seeds)),
+        attention=attention,
+        steps=steps,
+        lr=LR,
+        stop_linf=stop,
+        device=device,
+        progress=False,
+    )
+    n = max(r.steps for r in rs)
     if device.startswith("cuda"):
         torch.cuda.synchronize()
     return n, time.perf_counter() - start
@@ -185,14 +191,17 @@ def main(argv: list[str] | None = None) -> dict:
         # the three are timed in turn, repeat after repeat, so that each repeat's ratios
         # compare runs made a second apart: a shared machine's speed drifts by tens of
         # percent over minutes, and the ratios of medians taken minutes apart would carry that
-        base_sps, one_sps, many_model_sps = [], [], []
+        base_sps, one_sps, many_model_sps, plain_sps = [], [], [], []
         for _ in range(args.repeats):
             base_sps.append(args.baseline_steps / baseline(attention, args.baseline_steps, None, args.device)[1])
+            plain_sps.append(args.baseline_steps / plain(attention, args.baseline_steps, None, args.device)[1])
             one_sps.append(args.steps / library(attention, args.steps, None, args.device)[1])
             t_many = library(attention, args.seed_steps, None, args.device, args.seeds)[1]
             many_model_sps.append(args.seeds * args.seed_steps / t_many)
         speedup_single = statistics.median(o / b for o, b in zip(one_sps, base_sps))
         speedup_multi = statistics.median(m / o for m, o in zip(many_model_sps, one_sps))
+        speedup_plain = statistics.median(p / b for p, b in zip(plain_sps, base_sps))
+        plain_sps = statistics.median(plain_sps)
         base_sps, one_sps = statistics.median(base_sps), statistics.median(one_sps)
         many_model_sps = statistics.median(many_model_sps)
         cap = args.criterion_steps
@@ -200,7 +209,7 @@ def main(argv: list[str] | None = None) -> dict:
         ttc_one, n_one = median_of(args.repeats, library, attention, cap, STOP, args.device)
         ttc_many, n_many = median_of(1, library, attention, cap, STOP, args.device, args.seeds)
         rows.append(
-            (attention, base_sps, one_sps, speedup_single, many_model_sps, speedup_multi)
+            (attention, base_sps, plain_sps, one_sps, speedup_single, many_model_sps, speedup_multi)
             + (ttc_base, n_base, ttc_one, n_one, ttc_many)
         )
         out[attention] = {
@@ -209,6 +218,8 @@ def main(argv: list[str] | None = None) -> dict:
             "speedup_single": speedup_single,
             "multi_seed_model_steps_per_s": many_model_sps,
             "speedup_multi_per_model": speedup_multi,
+            "plain_steps_per_s": plain_sps,
+            "speedup_plain": speedup_plain,  # the plain loop over the baseline
             "baseline_time_to_criterion_s": ttc_base,
             "baseline_steps_to_criterion": n_base,
             "single_time_to_criterion_s": ttc_one,
@@ -236,14 +247,14 @@ def main(argv: list[str] | None = None) -> dict:
         f"medians of {args.repeats} interleaved repeats (each ratio: the median of the repeats' ratios)"
     )
     header = (
-        f"{'attention':<9} {'baseline':>10} {'library':>10} {'x':>6} {'S seeds':>10} {'x':>6}"
+        f"{'attention':<9} {'baseline':>10} {'plain':>10} {'fast':>10} {'x':>6} {'S seeds':>10} {'x':>6}"
         f"   time to criterion: {'baseline':>9} {'library':>9} {'S seeds':>9}"
     )
     print(header)
-    print(f"{'':<9} {'steps/s':>10} {'steps/s':>10} {'':>6} {'/model/s':>10}")
-    for attention, b, o, xo, m, xm, tb, nb, to, no, tm in rows:
+    print(f"{'':<9} {'steps/s':>10} {'steps/s':>10} {'steps/s':>10} {'':>6} {'/model/s':>10}")
+    for attention, b, p, o, xo, m, xm, tb, nb, to, no, tm in rows:
         print(
-            f"{attention:<9} {b:>10.0f} {o:>10.0f} {xo:>6.1f} {m:>10.0f} {xm:>6.1f}"
+            f"{attention:<9} {b:>10.0f} {p:>10.0f} {o:>10.0f} {xo:>6.1f} {m:>10.0f} {xm:>6.1f}"
             f"   {'':>19}{tb:>8.2f}s {to:>8.2f}s {tm:>8.2f}s   ({nb} / {no} steps)"
         )
     if args.out:

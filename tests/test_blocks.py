@@ -5,8 +5,9 @@ import torch
 from torch.nn import functional as F
 
 from attnsink import AttentionModel, TriggerTask
+from attnsink.engine import train_seeds
 from attnsink.model import MLP_RATIO
-from attnsink.train import TrainResult, train_many, train_seeds
+from attnsink.train import TrainResult
 
 
 def batch(n=6):
@@ -77,7 +78,7 @@ def test_seeds_side_by_side_equal_single_runs_with_blocks():
 def test_payload_round_trip_keeps_the_blocks():
     task = TriggerTask(residual=True)
     m = AttentionModel(16, 1, 2, residual=True, seed=2, mlp=True, layer_norm=True)
-    (r,) = train_many([m], task, seeds=[2], steps=3, lr=1e-3, progress=False)
+    (r,) = train_seeds(task, models=[m], seeds=[2], steps=3, lr=1e-3, progress=False)
     back = TrainResult.from_payload(r.to_payload())
     assert back.model.config == m.config
     x = batch().x

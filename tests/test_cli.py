@@ -81,7 +81,9 @@ def test_variants_experiment_schema(tmp_path):
     relu_nb = next(r for r in data["runs"] if r["attention"] == "relu_visible" and r["no_bos"])
     assert soft["bos_mass_nontrigger"] >= 0.95 and soft_nb["rel_err_trigger"] > 0.1
     assert relu_nb["stopped_early"] and relu_nb["attn_mass_nontrigger"] <= 0.01
-    assert list(result.table().index) == ["softmax", "relu_visible"]
+    from attnsink.experiments import variants_table
+
+    assert list(variants_table(result).index) == ["softmax", "relu_visible"]
     with pytest.raises(ValueError, match="rules"):
         variants("quick", rules=["nope"])
 

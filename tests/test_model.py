@@ -211,3 +211,33 @@ def test_softmax_capped():
     for bad in ("softmax_cap1.5", "softmax_cap-0.1", "softmax_capx"):
         with pytest.raises(ValueError, match="cap"):
             get_rule(bad)
+
+
+def test_from_config_rebuilds_the_architecture():
+    m = AttentionModel(8, 2, 3, "gated", True, seed=4, mlp=True, layer_norm=True)
+    again = AttentionModel.from_config(m.config, seed=4)
+    assert again.config == m.config
+    for (name, p), q in zip(m.named_parameters(), again.parameters()):
+        assert torch.equal(p, q), name
+    assert AttentionModel.from_config({"d_model": 8}).config["attention"] == "softmax"
+    with pytest.raises(ValueError, match="n_head"):
+        AttentionModel.from_config({"d_model": 8, "n_head": 2})
+
+
+def test_argument_checks_name_the_parameter():
+    from attnsink._checks import check_bool, check_int, check_number
+
+    assert check_int("n", 3, 1) == 3 and check_bool("flag", False) is False and check_number("lr", 1e-3) == 1e-3
+    for call, name in [
+        (lambda: check_int("n_heads", True, 1), "n_heads"),
+        (lambda: check_int("seed", -1, 0), "seed"),
+        (lambda: check_int("trigger_pos", 9, 2, 8), "trigger_pos"),
+        (lambda: check_bool("residual", 1), "residual"),
+        (lambda: check_number("lr", 0.0), "lr"),
+        (lambda: check_number("lr", float("nan")), "lr"),
+        (lambda: check_number("delta", 1.0, high=1.0), "delta"),
+        (lambda: check_number("cap", False, low_open=False), "cap"),
+    ]:
+        with pytest.raises(ValueError, match=name):
+            call()
+    assert check_number("cap", 0.0, low_open=False, high=1.0) == 0.0

@@ -5,7 +5,7 @@ import numpy as np
 import pytest
 import torch
 
-from attnsink import AttentionModel, NonFiniteLossError, TriggerTask, evaluate, train, train_many, train_seeds
+from attnsink import AttentionModel, NonFiniteLossError, TriggerTask, evaluate, train, train_seeds
 
 TASK = TriggerTask(d_model=8, seq_len=8)
 
@@ -92,19 +92,21 @@ def test_mismatched_models():
     with pytest.raises(ValueError, match="d_model"):
         train(AttentionModel(16), TASK, steps=5, lr=1e-3, progress=False)
     with pytest.raises(ValueError, match="one config"):
-        train_many([AttentionModel(8), AttentionModel(8, attention="relu")], TASK, seeds=[0, 1], steps=5, lr=1e-3)
+        train_seeds(
+            TASK, models=[AttentionModel(8), AttentionModel(8, attention="relu")], seeds=[0, 1], steps=5, lr=1e-3
+        )
     with pytest.raises(ValueError, match="residual"):
         train(AttentionModel(8, residual=True), TASK, steps=5, lr=1e-3, progress=False)
 
 
 def test_trainer_sees_the_seeds_own_task_samples():
     # step 0's loss is the initial model's MSE on the first batch of task.sample(..., generator=seed's stream)
-    from attnsink.train import DATA_SEED_OFFSET, _data_chunk
+    from attnsink.task import DATA_SEED_OFFSET
 
     seed, batch_size = 4, 32
     model = AttentionModel(8, seed=seed)
     g = torch.Generator().manual_seed(seed + DATA_SEED_OFFSET)
-    first = TASK.sample(_data_chunk(TASK, batch_size) * batch_size, generator=g)
+    first = TASK.sample(TASK.data_chunk(batch_size) * batch_size, generator=g)
     with torch.no_grad():
         expected = (model(first.x[:batch_size])[0] - first.y[:batch_size]).pow(2).mean().item()
     r = train(model, TASK, steps=1, lr=1e-3, batch_size=batch_size, seed=seed, progress=False)
@@ -144,10 +146,10 @@ def test_adam_matches_torch_adam():
     )
     ref = AttentionModel(8, seed=seed)
     opt = torch.optim.Adam(ref.parameters(), lr=1e-2, betas=(0.9, 0.95), eps=1e-8)
-    from attnsink.train import DATA_SEED_OFFSET, _data_chunk
+    from attnsink.task import DATA_SEED_OFFSET
 
     g = torch.Generator().manual_seed(seed + DATA_SEED_OFFSET)
-    data = TASK.sample(_data_chunk(TASK, 16) * 16, generator=g)
+    data = TASK.sample(TASK.data_chunk(16) * 16, generator=g)
     for step in range(steps):
         x, y = data.x[16 * step : 16 * (step + 1)], data.y[16 * step : 16 * (step + 1)]
         loss = (ref(x)[0] - y).pow(2).mean()
@@ -163,9 +165,9 @@ def test_stopped_weights_meet_the_criterion_on_their_batch():
     threshold = float(free.history["linf"][-1]) * 2
     r = fit(seed=1, steps=300, stop_linf=threshold)
     assert r.stopped_early
-    from attnsink.train import DATA_SEED_OFFSET, _data_chunk
+    from attnsink.task import DATA_SEED_OFFSET
 
-    chunk = _data_chunk(TASK, 32)
+    chunk = TASK.data_chunk(32)
     g = torch.Generator().manual_seed(1 + DATA_SEED_OFFSET)
     for _ in range(r.steps // chunk + 1):
         data = TASK.sample(chunk * 32, generator=g)
@@ -210,7 +212,7 @@ def test_cuda_without_cuda_is_a_value_error():
 
 
 def test_squared_error_matches_autograd_mse():
-    from attnsink.train import _SquaredError
+    from attnsink.engine import _SquaredError
 
     y_hat = torch.randn(3, 4, 5, 6, dtype=torch.float64, requires_grad=True)
     y = torch.randn(3, 4, 5, 6, dtype=torch.float64)
@@ -226,7 +228,7 @@ def test_squared_error_matches_autograd_mse():
 
 
 def test_keep_freed_memory_can_be_switched_off(monkeypatch):
-    from attnsink.train import keep_freed_memory
+    from attnsink.engine import keep_freed_memory
 
     keep_freed_memory.cache_clear()
     monkeypatch.setenv("ATTNSINK_KEEP_FREED_MEMORY", "0")
@@ -243,8 +245,8 @@ def test_non_finite_loss_after_a_check_names_its_step_and_seed():
     # non-finite one, found by the check after step 1 (the check after step 0 passed)
     models = [AttentionModel(8, seed=4), AttentionModel(8, seed=5)]
     with pytest.raises(NonFiniteLossError, match=r"step 1 \(seed 4\)"):
-        train_many(models, TASK, seeds=[4, 5], steps=10, lr=1e30, check_every=1, progress=False)
+        train_seeds(TASK, models=models, seeds=[4, 5], steps=10, lr=1e30, check_every=1, progress=False)
     # only seed 5 is broken, from the start: the error names it
     models = [AttentionModel(8, seed=4), AttentionModel(8, seed=5, init_std=1e18)]
     with pytest.raises(NonFiniteLossError, match=r"step 0 \(seed 5\)"):
-        train_many(models, TASK, seeds=[4, 5], steps=10, lr=1e-3, progress=False)
+        train_seeds(TASK, models=models, seeds=[4, 5], steps=10, lr=1e-3, progress=False)

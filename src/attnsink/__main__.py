@@ -29,7 +29,7 @@ TABLE_COLUMNS = [
     "attn_mass_nontrigger",
     "sink_rate",
 ]
-CONFIG_COLUMNS = ["no_bos", "blocks", "n_layers", "n_heads", "swept", "seq_len", "d_model", "lr"]
+CONFIG_COLUMNS = ["cap", "no_bos", "blocks", "n_layers", "n_heads", "swept", "seq_len", "d_model", "lr"]
 
 
 def _json_safe(value):
@@ -76,7 +76,7 @@ def main(argv: list[str] | None = None) -> int:
         profile, seeds=args.seeds, device=args.device, progress=args.progress, cache_dir=args.cache_dir
     )
 
-    table = pd.DataFrame(result.runs)
+    table = result.frame()
     varying = [c for c in CONFIG_COLUMNS if c in table and table[c].astype(str).nunique() > 1]
     table = table[[c for c in ["attention", *varying, *TABLE_COLUMNS[1:]] if c in table]]
     with pd.option_context("display.float_format", "{:.4g}".format, "display.width", 200):
@@ -86,6 +86,9 @@ def main(argv: list[str] | None = None) -> int:
     out.parent.mkdir(parents=True, exist_ok=True)
     out.write_text(json.dumps(_json_safe(result.to_json()), indent=2) + "\n")
     figure_path = out.with_suffix(f".{result.figure_name}.png")
+    from . import plots
+
+    plots.set_theme()
     result.figure().savefig(figure_path, dpi=120)
     print(f"wrote {out} and {figure_path}", file=sys.stderr)
     return 0

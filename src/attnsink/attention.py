@@ -9,6 +9,9 @@ output and lives in :mod:`attnsink.model`.
 Which rules can say "nothing"? Only ``softmax``, ``sigmoid_norm`` and ``gated``'s weights
 are confined to the probability simplex (every row sums to 1); the others can make a
 whole row (near) zero. Chapter "Every way to let a head do nothing" tests what follows.
+
+:func:`bos_mass`, the weight a head puts on BOS, lives here too: the trainer records it at
+every step, so it belongs with the modules that decide a trained model's numbers.
 """
 
 from __future__ import annotations
@@ -119,7 +122,7 @@ def clipped_softmax(scores: torch.Tensor, mask: torch.Tensor, gamma: float = CLI
 
     A row can be all zeros only if every softmax weight is below that threshold, so only
     rows with more than (1 - gamma) / -gamma visible keys (35 for gamma = -0.03) can
-    switch off; and a larger |gamma| also zeroes the small, even weights an average needs.
+    switch off; and a larger ``|gamma|`` also zeroes the small, even weights an average needs.
     """
     p = softmax(scores, mask)
     return torch.where(mask, ((1.0 - gamma) * p + gamma).clamp(0.0, 1.0), 0.0)
@@ -138,6 +141,21 @@ def softmax_capped(scores: torch.Tensor, mask: torch.Tensor, cap: float) -> torc
     rest = scores.masked_fill(~others, torch.finfo(scores.dtype).min)[..., 1:].softmax(dim=-1)
     a0 = torch.where(has_others, p0.clamp(max=cap), torch.ones_like(p0))
     return torch.cat([a0, (1.0 - a0) * rest], dim=-1)
+
+
+def masked_mean(values: torch.Tensor, mask: torch.Tensor) -> torch.Tensor:
+    """Mean of values ``(*, batch, heads, query)`` over batch and the masked queries -> ``(*, heads)``."""
+    w = mask.unsqueeze(-2).to(values.dtype)  # (*, batch, 1, query)
+    return (values * w).sum(dim=(-3, -1)) / w.sum(dim=(-3, -1))
+
+
+def bos_mass(attn: torch.Tensor, query_mask: torch.Tensor) -> torch.Tensor:
+    """Mean weight on key 0 (BOS) over the query positions in ``query_mask`` -> ``(*, heads)``.
+
+    With ``query_mask = batch.is_nontrigger`` this is the paper's headline quantity,
+    the BOS mass at non-trigger positions.
+    """
+    return masked_mean(attn[..., 0], query_mask)
 
 
 ATTENTION_RULES = {

@@ -6,7 +6,10 @@ attention rules, model, trainer), so editing them never reads a stale result, an
 editing anything else (figures, metrics, bounds, experiments' analysis) keeps every
 entry. Writes are atomic (a temporary file, then a rename); every read checks a checksum
 and the stored config, and a truncated or corrupted entry is reported with a warning,
-recomputed and rewritten. Used through :mod:`attnsink.experiments`.
+recomputed and rewritten.
+
+:func:`train_seeds_cached` is the fast trainer behind the cache: what every experiment
+calls. Where the cache lives: :func:`default_cache_dir`.
 """
 
 from __future__ import annotations
@@ -18,11 +21,21 @@ import os
 import tempfile
 import warnings
 from collections.abc import Callable
+from dataclasses import asdict
 from functools import lru_cache
+from importlib.metadata import PackageNotFoundError, version
 from pathlib import Path
 from typing import Any
 
 import torch
+
+from .engine import train_seeds
+from .model import ARCH_DEFAULTS
+from .task import TriggerTask
+from .train import TrainResult, resolve_device
+
+CACHE_ENV = "ATTNSINK_CACHE_DIR"
+RECIPE_DEFAULTS = {"batch_size": 128, "stop_linf": 5e-3}  # train_seeds' defaults; steps and lr have none
 
 MAGIC = b"ATSNK001"  # format marker and version
 _DIGEST = 32  # bytes of a sha256 digest
@@ -32,7 +45,7 @@ class CacheWarning(UserWarning):
     """A cache entry could not be used and was recomputed."""
 
 
-TRAINING_MODULES = ("task.py", "attention.py", "model.py", "train.py")
+TRAINING_MODULES = ("task.py", "attention.py", "model.py", "train.py", "engine.py")
 """The modules that decide a trained model's numbers: the only cached results. Editing a
 figure, a metric, a bound or an experiment's analysis never retrains anything."""
 
@@ -49,11 +62,18 @@ def source_hash(root: str | Path | None = None) -> str:
     return h.hexdigest()
 
 
+@lru_cache(maxsize=1)
+def library_version() -> str:
+    """The installed version of ``attnsink`` ("unknown" when it runs from an uninstalled tree)."""
+    try:
+        return version("attnsink")
+    except PackageNotFoundError:
+        return "unknown"
+
+
 def cache_key(config: dict) -> str:
     """Key of an entry: the config (which must be JSON-serialisable), version and source hash."""
-    from . import __version__
-
-    blob = json.dumps({"config": config, "version": __version__, "source": source_hash()}, sort_keys=True)
+    blob = json.dumps({"config": config, "version": library_version(), "source": source_hash()}, sort_keys=True)
     return hashlib.sha256(blob.encode()).hexdigest()[:32]
 
 
@@ -122,3 +142,55 @@ def cached(cache_dir: str | Path | None, config: dict, compute: Callable[[], Any
         payload = compute()
         store(cache_dir, config, payload)
     return payload
+
+
+def default_cache_dir() -> Path | None:
+    """Where chapters cache trained models: ``$ATTNSINK_CACHE_DIR``, else ``~/.cache/attnsink``.
+
+    Setting the variable to an empty string turns the cache off.
+    """
+    value = os.environ.get(CACHE_ENV)
+    if value is None:
+        return Path.home() / ".cache" / "attnsink"
+    return Path(value) if value else None
+
+
+def train_seeds_cached(
+    task: TriggerTask,
+    seeds: list[int],
+    *,
+    cache_dir: str | Path | None,
+    device: torch.device | str | None = None,
+    progress: bool = False,
+    **options,
+) -> list[TrainResult]:
+    """:func:`attnsink.engine.train_seeds`, reading each seed's result from the cache when it
+    is there and training the missing seeds together (then storing them).
+
+    ``options`` are train_seeds' architecture (``attention``, ``n_heads``, ...) and recipe
+    (``steps``, ``lr``, ``batch_size``, ``stop_linf``); an entry's key holds all of them,
+    defaults filled in, so the same run asked for in two ways is found once.
+    """
+    known = {*ARCH_DEFAULTS, "steps", "lr", *RECIPE_DEFAULTS}
+    unknown = set(options) - known
+    if unknown:
+        raise ValueError(f"unknown training options {sorted(unknown)}; expected some of {sorted(known)}")
+    for name in ("steps", "lr"):
+        if name not in options:
+            raise ValueError(f"{name} must be given")
+    options = {**ARCH_DEFAULTS, **RECIPE_DEFAULTS, **options}
+    dev = resolve_device(device)
+    base = {"kind": "train_seeds", "task": asdict(task), "device": dev.type, **options}
+    found = {}
+    if cache_dir is not None:
+        for s in seeds:
+            payload = load(cache_dir, {**base, "seed": s})
+            if payload is not None:
+                found[s] = TrainResult.from_payload(payload)
+    missing = [s for s in seeds if s not in found]
+    if missing:
+        for r in train_seeds(task, missing, device=dev, progress=progress, **options):
+            found[r.seed] = r
+            if cache_dir is not None:
+                store(cache_dir, {**base, "seed": r.seed}, r.to_payload())
+    return [found[s] for s in seeds]

@@ -9,10 +9,9 @@ those two products and factor them as ``W_Q = A, W_K = I`` and ``W_V = B, W_O = 
 
 from __future__ import annotations
 
-import math
-
 import torch
 
+from ._checks import check_number
 from .model import AttentionModel
 from .task import BOS, TRIGGER, TriggerTask
 
@@ -52,8 +51,7 @@ def softmax_solution(task: TriggerTask, margin: float) -> AttentionModel:
     gets e^margin / (1 + j e^margin) -> 1/j. Error -> 0 and BOS mass -> 1 together.
     """
     _check_task(task)
-    if not isinstance(margin, (int, float)) or isinstance(margin, bool) or not math.isfinite(margin) or margin < 0:
-        raise ValueError(f"margin must be a finite number >= 0, got {margin!r}")
+    check_number("margin", margin, low_open=False)
     n = task.d_model
     bias = n - 1
     # keys: BOS -> direction 0; every non-BOS token (bias or trigger channel) -> direction 1
@@ -95,8 +93,7 @@ def cancelling_heads(task: TriggerTask, margin: float) -> AttentionModel:
         raise ValueError(f"task must be a TriggerTask, got {type(task).__name__}")
     if not task.residual or not task.bos:
         raise ValueError("cancelling_heads is for the residual task with BOS: residual=True and bos=True")
-    if not isinstance(margin, (int, float)) or isinstance(margin, bool) or not math.isfinite(margin) or margin < 0:
-        raise ValueError(f"margin must be a finite number >= 0, got {margin!r}")
+    check_number("margin", margin, low_open=False)
     n = task.d_model
     model = AttentionModel(n, n_heads=2, attention="softmax", residual=True)
     qk = torch.zeros(2, n, n)

@@ -1,8 +1,8 @@
 """Sink metrics and task errors (DESIGN section 5), defined once. Used in every chapter.
 
-Attention tensors have shape (*, batch, heads, query, key) with any leading dimensions
-(for example a stack of seeds); position masks have shape (*, batch, query). Per-head
-metrics return (*, heads).
+Attention tensors have shape ``(*, batch, heads, query, key)`` with any leading dimensions
+(for example a stack of seeds); position masks have shape ``(*, batch, query)``. Per-head
+metrics return ``(*, heads)``.
 """
 
 from __future__ import annotations
@@ -10,8 +10,11 @@ from __future__ import annotations
 import math
 from dataclasses import dataclass
 
+import numpy as np
 import torch
 
+from ._checks import check_int
+from .attention import bos_mass, masked_mean
 from .model import AttentionModel
 from .task import Batch, TriggerTask
 
@@ -41,31 +44,16 @@ def classify_head(bos_mass_nontrigger: float, attn_mass_nontrigger: float, trigg
     return "diffuse"
 
 
-def _masked_mean(values: torch.Tensor, mask: torch.Tensor) -> torch.Tensor:
-    """Mean of values (*, batch, heads, query) over batch and the masked queries -> (*, heads)."""
-    w = mask.unsqueeze(-2).to(values.dtype)  # (*, batch, 1, query)
-    return (values * w).sum(dim=(-3, -1)) / w.sum(dim=(-3, -1))
-
-
-def bos_mass(attn: torch.Tensor, query_mask: torch.Tensor) -> torch.Tensor:
-    """Mean weight on key 0 (BOS) over the query positions in ``query_mask`` -> (*, heads).
-
-    With ``query_mask = batch.is_nontrigger`` this is the paper's headline quantity,
-    the BOS mass at non-trigger positions.
-    """
-    return _masked_mean(attn[..., 0], query_mask)
-
-
 def attn_mass(attn: torch.Tensor, query_mask: torch.Tensor) -> torch.Tensor:
-    """Mean total weight of a row (sum over keys) -> (*, heads).
+    """Mean total weight of a row (sum over keys) -> ``(*, heads)``.
 
     Exactly 1 for softmax; near 0 for a ReLU head that has switched off.
     """
-    return _masked_mean(attn.sum(dim=-1), query_mask)
+    return masked_mean(attn.sum(dim=-1), query_mask)
 
 
 def bos_share(attn: torch.Tensor, query_mask: torch.Tensor) -> torch.Tensor:
-    """Weight on BOS divided by total weight, both summed over the masked rows -> (*, heads).
+    """Weight on BOS divided by total weight, both summed over the masked rows -> ``(*, heads)``.
 
     Equal to :func:`bos_mass` for softmax. For unnormalised rules it says where the
     little weight a head has goes; NaN for a head whose weight is exactly 0 on every row.
@@ -99,7 +87,7 @@ def bos_value_ratio(values: torch.Tensor, batch: Batch) -> torch.Tensor:
     content = (~batch.is_trigger).clone()
     content[:, 0] = False
     bos = norms[..., 0].mean(dim=0)
-    return bos / _masked_mean(norms, content)
+    return bos / masked_mean(norms, content)
 
 
 def task_errors(y_hat: torch.Tensor, batch: Batch, task: TriggerTask) -> dict[str, float]:
@@ -200,10 +188,8 @@ def evaluate(
         raise ValueError(f"model.d_model ({model.d_model}) must equal task.d_model ({task.d_model})")
     if model.residual != task.residual:
         raise ValueError(f"model.residual ({model.residual}) must equal task.residual ({task.residual})")
-    if not isinstance(n, int) or isinstance(n, bool) or n < 1:
-        raise ValueError(f"n must be a positive integer, got {n!r}")
-    if not isinstance(seed, int) or isinstance(seed, bool) or seed < 0:
-        raise ValueError(f"seed must be a non-negative integer, got {seed!r}")
+    check_int("n", n, 1)
+    check_int("seed", seed, 0)
     device = next(model.parameters()).device
     batch = task.sample(n, generator=torch.Generator().manual_seed(seed), trigger_pos=trigger_pos)
     y_hat, attn, values = model(batch.x.to(device), return_values=True)
@@ -228,8 +214,8 @@ def hull_distance(points: torch.Tensor, mask: torch.Tensor | None = None, *, ite
     ``mask`` (..., m) selects the points that count (at least one per row). Solved by
     accelerated projected gradient descent on the weights; returns ``(lower, upper)``:
     ``upper`` is the norm of the best convex combination p found and ``lower`` =
-    max(0, min_k <u_k, p>/|p|) is a certified lower bound (for any unit w, every point v of
-    the hull has |v| >= <v, w> >= min_k <u_k, w>; rounded down when cast back to the input's
+    max(0, min_k <u_k, p>/``|p|``) is a certified lower bound (for any unit w, every point v of
+    the hull has ``|v|`` >= <v, w> >= min_k <u_k, w>; rounded down when cast back to the input's
     dtype). They meet at the optimum. Used in the theory chapter, where the distance bounds
     how much mass a softmax head can keep off BOS.
     """
@@ -271,8 +257,8 @@ def sink_bound_terms(model: AttentionModel, task: TriggerTask, *, n: int = 200, 
     """The terms of the sink inequality of the theory chapter, for every non-trigger row.
 
     For each of ``n`` test sequences and each non-trigger position i >= 1 of a one-layer,
-    one-head model: ``mass_off_bos`` = 1 - a_i0, ``err_row`` = |y_hat_i - y_i|, ``err_bos`` =
-    |y_hat_0 - y_0| and lower and upper bounds on D_i, the distance from the origin to the
+    one-head model: ``mass_off_bos`` = 1 - a_i0, ``err_row`` = ``|y_hat_i - y_i|``, ``err_bos`` =
+    ``|y_hat_0 - y_0|`` and lower and upper bounds on D_i, the distance from the origin to the
     convex hull of the values u_k = x_k W_V W_O of the non-BOS tokens k = 1..i. Each entry
     is a flat tensor over all (sequence, row) pairs; ``seq`` says which sequence.
     """
@@ -309,13 +295,13 @@ def head_bound_terms(
     """The terms of the per-head anchor inequality (chapter "Several layers") for every head.
 
     For each of ``n`` test sequences, each non-trigger position i >= 1 and each (layer,
-    head) of a softmax model: ``mass_off_bos`` = 1 - a_i0; ``moved`` = |o_i - o_0|, how far
+    head) of a softmax model: ``mass_off_bos`` = 1 - a_i0; ``moved`` = ``|o_i - o_0|``, how far
     the head's own output at row i (before it is summed with the other heads) is from its
-    output at BOS's row, which is BOS's value u_0; ``out`` = |o_i|; ``d_lower``, a
+    output at BOS's row, which is BOS's value u_0; ``out`` = ``|o_i|``; ``d_lower``, a
     certified lower bound on the distance from u_0 to the convex hull of the head's values
-    u_1..u_i; ``slack`` = |sum_k a_ik - 1| |u_0|, by which float32 rows that do not sum to
-    exactly 1 can move the output (about 1e-8); and ``layer_moved`` = |sum over the layer's
-    heads of (o_i - o_0)|. Flat
+    u_1..u_i; ``slack`` = ``|sum_k a_ik - 1|`` ``|u_0|``, by which float32 rows that do not sum to
+    exactly 1 can move the output (about 1e-8); and ``layer_moved``, the length of the sum
+    over the layer's heads of ``o_i - o_0``. Flat
     tensors over (sequence, row, layer, head), with ``seq``, ``layer`` and ``head`` saying which.
     """
     if not task.bos:
@@ -349,3 +335,21 @@ def head_bound_terms(
             out["slack"].append(((a[:, head].sum(dim=-1) - 1).abs() * u[:, head, :1].norm(dim=-1))[rows])
             out["layer_moved"].append(layer_moved)
     return {k: torch.cat(v) for k, v in out.items()}
+
+
+def sink_timing(history: dict, *, sink: float = 0.9, loss_drop: float = 0.1) -> dict:
+    """When the sink forms, against when the loss drops, read off a training history
+    (:attr:`attnsink.train.TrainResult.history`).
+
+    ``step_sink``: the first step at which some head's BOS mass at non-trigger rows reaches
+    ``sink``; ``step_loss``: the first step at which the batch loss has fallen to
+    ``loss_drop`` times its value at step 0. Either is None when it never happens.
+    """
+    bos = np.asarray(history["bos_mass"]).reshape(len(history["step"]), -1).max(axis=1)
+    loss = np.asarray(history["loss"])
+
+    def first(flags):
+        idx = np.flatnonzero(flags)
+        return int(idx[0]) if len(idx) else None
+
+    return {"step_sink": first(bos >= sink), "step_loss": first(loss <= loss_drop * loss[0])}

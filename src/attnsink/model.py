@@ -1,4 +1,4 @@
-"""The paper's attention-only model. Used in every chapter.
+"""The paper's attention-only model, written to be read. Used in every chapter.
 
 Queries, keys, values and output maps have no bias and are initialised N(0, 0.02^2);
 scores are ``q . k`` with no 1/sqrt(d) scale; every head has the full width ``d_model``
@@ -12,113 +12,35 @@ biases) after the attention of every layer, and ``layer_norm=True`` puts a Layer
 before each block (pre-LN): ``h <- h + attn(LN(h))``, then ``h <- h + mlp(LN(h))``. Both
 need ``residual=True``. There is no final LayerNorm: the task's target is the stream itself.
 
-The forward pass is written once, for a stack of ``S`` models of the same shape
-(:func:`forward_stacked`): the trainer trains several seeds as one batched model with it,
-and :class:`AttentionModel` calls it with ``S = 1``.
+:meth:`AttentionModel.forward` is the reference: one model, head by head, as the book
+writes the formulas. Training runs many seeds at once through the fast path of
+:mod:`attnsink.engine`, which computes the same function (tested to float tolerance).
 """
 
 from __future__ import annotations
 
-import math
-
 import torch
+import torch.nn.functional as F
 from torch import nn
 
+from ._checks import check_bool, check_int, check_number
 from .attention import causal_mask, get_rule
 
 PARAM_NAMES = ("W_Q", "W_K", "W_V", "W_O")  # every model has these; sink_logit adds "sink", gated "W_G"
 MLP_RATIO = 4  # hidden width of the optional MLP block, in units of d_model
 LN_EPS = 1e-5
-
-
-def _layer_norm(h: torch.Tensor, gain: torch.Tensor, bias: torch.Tensor) -> torch.Tensor:
-    """LayerNorm over the last dimension; ``gain`` and ``bias`` are (S, d), ``h`` is (S, ..., d)."""
-    mean = h.mean(dim=-1, keepdim=True)
-    var = (h - mean).pow(2).mean(dim=-1, keepdim=True)
-    shape = (gain.shape[0],) + (1,) * (h.dim() - 2) + (gain.shape[-1],)
-    return (h - mean) / torch.sqrt(var + LN_EPS) * gain.view(shape) + bias.view(shape)
-
-
-def _check_int(name: str, value, minimum: int) -> None:
-    if not isinstance(value, int) or isinstance(value, bool) or value < minimum:
-        raise ValueError(f"{name} must be an integer >= {minimum}, got {value!r}")
-
-
-def forward_stacked(
-    params: dict[str, torch.Tensor],
-    x: torch.Tensor,
-    *,
-    attention: str,
-    residual: bool,
-    return_values: bool = False,
-):
-    """Run ``S`` stacked models on their own inputs.
-
-    ``params[name]`` has shape (S, n_layers, n_heads, d_model, d_model) for the four maps,
-    (S, n_layers, n_heads) for ``sink`` and (S, n_layers, n_heads, d_model) for ``W_G``;
-    the optional blocks add ``W_in`` (S, n_layers, d_model, hidden), ``b_in``, ``W_out``,
-    ``b_out`` (MLP) and ``ln1_g``, ``ln1_b`` [, ``ln2_g``, ``ln2_b``] (S, n_layers, d_model);
-    ``x`` has shape (S, batch, seq_len, d_model). Returns ``(y_hat, attn)`` with ``attn`` a
-    list of (S, batch, heads, query, key) tensors, one per layer: the weights the head
-    applies to its values (for ``gated``, the softmax weights times the gate). With
-    ``return_values`` also each layer's per-head output-space values ``v_t W_O``
-    (S, batch, heads, seq_len, d_model): the vector a head adds per unit of weight on token t.
-    """
-    rule = get_rule(attention)
-    n_layers = params["W_Q"].shape[1]
-    mlp, layer_norm = "W_in" in params, "ln1_g" in params
-    S, B, L, D = x.shape
-    mask = causal_mask(L, x.device)  # (query, key)
-    h = x  # (S, batch, seq, d)
-    attn, values = [], []
-    for layer in range(n_layers):
-        W_Q, W_K, W_V, W_O = (params[name][:, layer] for name in PARAM_NAMES)  # (S, heads, d, d)
-        H = W_Q.shape[1]
-        # q . k = x_i W_Q W_K^T x_k and sum_k a_ik x_k W_V W_O: two (d, d) products per head
-        # instead of four projections of every token (the same function, fewer FLOPs)
-        W_QK = W_Q @ W_K.transpose(-1, -2)  # (S, heads, d, d)
-        W_VO = W_V @ W_O
-        a_in = _layer_norm(h, params["ln1_g"][:, layer], params["ln1_b"][:, layer]) if layer_norm else h
-        # every matrix product below is one batched GEMM, written out rather than left to einsum,
-        # which would copy permuted operands; on a CPU these products and the elementwise
-        # passes over (S, batch, heads, seq, seq) tensors are most of a training step
-        hq = torch.bmm(a_in.reshape(S, B * L, D), W_QK.transpose(1, 2).reshape(S, D, H * D))
-        hq = hq.view(S, B, L, H, D).transpose(2, 3)  # (S, batch, heads, seq, d): x_i W_QK per head
-        keys = a_in.unsqueeze(2)  # (S, batch, 1, seq, d)
-        scores = hq @ keys.transpose(-1, -2)  # (S, batch, heads, query, key)
-        if attention == "sink_logit":
-            weights = rule(scores, mask, sink=params["sink"][:, layer, None])  # sink: (S, 1, heads)
-        else:
-            weights = rule(scores, mask)
-        if attention == "gated":  # the head's output times sigmoid(x_i . w_h): one gate per query and head
-            # (S, batch, heads, seq)
-            gate = torch.sigmoid(torch.einsum("sbld,shd->sbhl", a_in, params["W_G"][:, layer]))
-            weights = weights * gate[..., None]
-        # sum_k a_ik (x_k W_VO) = (sum_k a_ik x_k) W_VO: mix the inputs, then map once per head
-        mixed = weights @ keys  # (S, batch, heads, query, d)
-        if H > 1:
-            mixed = mixed.transpose(2, 3)  # (S, batch, query, heads, d); reshape copies it
-        out = torch.bmm(mixed.reshape(S, B * L, H * D), W_VO.reshape(S, H * D, D)).view(S, B, L, D)
-        h = h + out if residual else out
-        if mlp:
-            m_in = _layer_norm(h, params["ln2_g"][:, layer], params["ln2_b"][:, layer]) if layer_norm else h
-            hidden = torch.nn.functional.gelu(
-                torch.einsum("sbld,sdf->sblf", m_in, params["W_in"][:, layer]) + params["b_in"][:, layer, None, None]
-            )
-            mlp_out = torch.einsum("sblf,sfd->sbld", hidden, params["W_out"][:, layer])
-            h = h + mlp_out + params["b_out"][:, layer, None, None]
-        attn.append(weights)
-        if return_values:  # v_t W_O per head, (S, batch, heads, seq, d)
-            values.append(torch.einsum("sbld,shde->sbhle", a_in, W_VO))
-    return (h, attn, values) if return_values else (h, attn)
+ARCH_DEFAULTS = {"n_heads": 1, "n_layers": 1, "attention": "softmax", "mlp": False, "layer_norm": False}
+"""The architecture options of :class:`AttentionModel` besides ``d_model`` and ``residual``,
+with their defaults (the paper's one-layer, one-head softmax model)."""
 
 
 class AttentionModel(nn.Module):
     """Causal attention-only model of Ran-Milo (2026): ``model(x) -> (y_hat, attn)``.
 
-    ``attn`` is a list with one (batch, heads, query, key) tensor per layer. ``seed``
-    makes the initialisation reproducible (it draws from its own generator, not from
-    torch's global one).
+    ``attn`` is a list with one (batch, heads, query, key) tensor per layer: the weights
+    each head applies to its values (for ``gated``, the softmax weights times the gate).
+    ``seed`` makes the initialisation reproducible (it draws from its own generator, not
+    from torch's global one).
     """
 
     def __init__(
@@ -135,25 +57,22 @@ class AttentionModel(nn.Module):
         layer_norm: bool = False,
     ):
         super().__init__()
-        _check_int("d_model", d_model, 1)
-        _check_int("n_heads", n_heads, 1)
-        _check_int("n_layers", n_layers, 1)
+        check_int("d_model", d_model, 1)
+        check_int("n_heads", n_heads, 1)
+        check_int("n_layers", n_layers, 1)
         get_rule(attention)
-        if not isinstance(residual, bool):
-            raise ValueError(f"residual must be True or False, got {residual!r}")
+        check_bool("residual", residual)
         if n_layers > 1 and not residual:
             raise ValueError(
                 f"n_layers > 1 requires residual=True (the paper's deeper models are residual), got n_layers={n_layers}"
             )
         for name, flag in (("mlp", mlp), ("layer_norm", layer_norm)):
-            if not isinstance(flag, bool):
-                raise ValueError(f"{name} must be True or False, got {flag!r}")
+            check_bool(name, flag)
             if flag and not residual:
                 raise ValueError(f"{name}=True requires residual=True (the blocks add to the residual stream)")
         if seed is not None:
-            _check_int("seed", seed, 0)
-        if isinstance(init_std, bool) or not (isinstance(init_std, (int, float)) and 0 < init_std < math.inf):
-            raise ValueError(f"init_std must be a positive finite number, got {init_std!r}")
+            check_int("seed", seed, 0)
+        check_number("init_std", init_std)
         self.d_model, self.n_heads, self.n_layers = d_model, n_heads, n_layers
         self.attention, self.residual, self.seed = attention, residual, seed
         self.mlp, self.layer_norm = mlp, layer_norm
@@ -181,9 +100,31 @@ class AttentionModel(nn.Module):
                 self.register_parameter(f"{block}_g", nn.Parameter(torch.ones(n_layers, d_model)))
                 self.register_parameter(f"{block}_b", nn.Parameter(torch.zeros(n_layers, d_model)))
 
+    @classmethod
+    def from_config(cls, config: dict, *, seed: int | None = None, init_std: float = 0.02) -> AttentionModel:
+        """A new model with the architecture ``config`` (a :attr:`config`, or ``d_model``,
+        ``residual`` and any of :data:`ARCH_DEFAULTS`); unknown keys raise ``ValueError``."""
+        unknown = set(config) - {"d_model", "residual", *ARCH_DEFAULTS}
+        if unknown:
+            raise ValueError(
+                f"config has unknown keys {sorted(unknown)}; expected d_model, residual and {sorted(ARCH_DEFAULTS)}"
+            )
+        arch = {**ARCH_DEFAULTS, **config}
+        return cls(
+            arch["d_model"],
+            arch["n_heads"],
+            arch["n_layers"],
+            arch["attention"],
+            arch.get("residual", False),
+            seed=seed,
+            init_std=init_std,
+            mlp=arch["mlp"],
+            layer_norm=arch["layer_norm"],
+        )
+
     @property
     def config(self) -> dict:
-        """What defines the architecture (for messages, JSON and cache keys)."""
+        """What defines the architecture (for messages, JSON, cache keys and :meth:`from_config`)."""
         return {
             "d_model": self.d_model,
             "n_heads": self.n_heads,
@@ -195,16 +136,45 @@ class AttentionModel(nn.Module):
         }
 
     def forward(self, x: torch.Tensor, *, return_values: bool = False):
+        """``(y_hat, attn)``, and with ``return_values`` also each layer's per-head values in
+        output space, ``v_t W_O`` (batch, heads, seq_len, d_model): the vector a head adds per
+        unit of weight on token t."""
         if x.dim() != 3 or x.shape[-1] != self.d_model:
             raise ValueError(f"x must have shape (batch, seq_len, {self.d_model}), got {tuple(x.shape)}")
-        params = {name: p.unsqueeze(0) for name, p in self.named_parameters()}
-        outputs = forward_stacked(
-            params, x.unsqueeze(0), attention=self.attention, residual=self.residual, return_values=return_values
-        )
-        y_hat, attn = outputs[0][0], [a[0] for a in outputs[1]]
-        if return_values:
-            return y_hat, attn, [v[0] for v in outputs[2]]
-        return y_hat, attn
+        rule = get_rule(self.attention)
+        mask = causal_mask(x.shape[1], x.device)  # (query, key): key <= query
+        h, attn, values = x, [], []  # h: the residual stream, (batch, seq, d)
+        for layer in range(self.n_layers):
+            a_in = self._norm(h, "ln1", layer)  # pre-LN, or h itself
+            # every head reads the whole token: (batch, seq, d) x (heads, d, d) -> (batch, heads, seq, d)
+            q = torch.einsum("bld,hde->bhle", a_in, self.W_Q[layer])
+            k = torch.einsum("bld,hde->bhle", a_in, self.W_K[layer])
+            v = torch.einsum("bld,hde->bhle", a_in, self.W_V[layer])
+            scores = q @ k.transpose(-1, -2)  # (batch, heads, query, key), no 1 / sqrt(d)
+            if self.attention == "sink_logit":
+                weights = rule(scores, mask, sink=self.sink[layer])
+            else:
+                weights = rule(scores, mask)  # zero where key > query
+            if self.attention == "gated":  # the head's output times sigmoid(x_i . w_h), per query and head
+                gate = torch.sigmoid(torch.einsum("bld,hd->bhl", a_in, self.W_G[layer]))
+                weights = weights * gate[..., None]
+            heads_out = (weights @ v) @ self.W_O[layer]  # (batch, heads, query, d)
+            out = heads_out.sum(dim=1)  # the heads' outputs add up
+            h = h + out if self.residual else out
+            if self.mlp:
+                hidden = F.gelu(self._norm(h, "ln2", layer) @ self.W_in[layer] + self.b_in[layer])
+                h = h + hidden @ self.W_out[layer] + self.b_out[layer]
+            attn.append(weights)
+            if return_values:
+                values.append(v @ self.W_O[layer])
+        return (h, attn, values) if return_values else (h, attn)
+
+    def _norm(self, h: torch.Tensor, block: str, layer: int) -> torch.Tensor:
+        """LayerNorm ``block`` ("ln1" before attention, "ln2" before the MLP) of ``layer``, or ``h``."""
+        if not self.layer_norm:
+            return h
+        gain, bias = getattr(self, f"{block}_g")[layer], getattr(self, f"{block}_b")[layer]
+        return F.layer_norm(h, (self.d_model,), gain, bias, LN_EPS)
 
     def extra_repr(self) -> str:
         return ", ".join(f"{k}={v!r}" for k, v in self.config.items())

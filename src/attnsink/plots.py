@@ -1,6 +1,9 @@
-"""Seaborn figures of the book, one function per figure kind. Each returns the Figure."""
+"""Seaborn figures of the book, one function per figure, named for what it draws. Each
+returns the Figure. Call :func:`set_theme` once first for the book's look."""
 
 from __future__ import annotations
+
+from typing import TYPE_CHECKING
 
 import matplotlib.pyplot as plt
 import numpy as np
@@ -8,9 +11,15 @@ import pandas as pd
 import seaborn as sns
 import torch
 
-from .train import TrainResult
+from .metrics import HEAD_KINDS, OFF_MASS, SINK_MASS
 
-sns.set_theme(style="white", context="notebook")
+if TYPE_CHECKING:
+    from .train import TrainResult
+
+
+def set_theme() -> None:
+    """The book's seaborn theme (white background, notebook sizes), for every figure drawn after."""
+    sns.set_theme(style="white", context="notebook")
 
 
 def _heatmap(ax, matrix: np.ndarray, *, title: str, vmax: float, trigger_pos: int | None, cbar: bool = True):
@@ -219,7 +228,7 @@ def variants_summary(runs: list[dict]) -> plt.Figure:
 
 
 def sink_inequality(points: pd.DataFrame, *, ylabel: str | None = None) -> plt.Figure:
-    """Mass off BOS against (|y_hat_i - y_i| + |y_hat_0 - y_0|) / D_i, one dot per non-trigger row.
+    """Mass off BOS against (``|y_hat_i - y_i|`` + ``|y_hat_0 - y_0|``) / D_i, one dot per non-trigger row.
 
     The theory chapter's inequality says every dot lies on or above the diagonal (drawn).
     ``points`` has columns ``mass_off_bos``, ``scaled_error`` and ``source`` (the legend);
@@ -281,10 +290,8 @@ def head_kinds(heads: pd.DataFrame) -> plt.Figure:
     """Every head of every seed: its BOS mass and its attention mass at non-trigger rows, by
     model, coloured by the kind the measurements give it (:func:`attnsink.metrics.classify_head`).
 
-    ``heads`` has one row per (run, layer, head), as ``MultiLayerResult.heads()`` gives.
+    ``heads`` has one row per (run, layer, head), as ``ExperimentResult.heads()`` gives.
     """
-    from .metrics import HEAD_KINDS, OFF_MASS, SINK_MASS
-
     df = heads.assign(model=heads.apply(model_label, axis=1))
     fig, axes = plt.subplots(1, 2, figsize=(13, 0.5 * df["model"].nunique() + 2.2), sharey=True)
     cb = sns.color_palette("colorblind")
@@ -318,7 +325,7 @@ def head_kinds(heads: pd.DataFrame) -> plt.Figure:
     return fig
 
 
-def sweep(runs: list[dict]) -> plt.Figure:
+def sweep_metrics(runs: list[dict]) -> plt.Figure:
     """One-layer sweeps: BOS mass, steps to the stopping criterion and test error against
     sequence length, width and learning rate (one column each), softmax beside ReLU; points
     are means over seeds, bars one standard deviation."""
@@ -357,9 +364,10 @@ def sweep(runs: list[dict]) -> plt.Figure:
     return fig
 
 
-def sink_timing(runs: list[dict]) -> plt.Figure:
+def sink_vs_loss_steps(runs: list[dict]) -> plt.Figure:
     """For every softmax run: the step at which the sink forms against the step at which the
-    loss has dropped to a tenth of its start; the diagonal marks "at the same time"."""
+    loss has dropped to a tenth of its start (:func:`attnsink.metrics.sink_timing`); the
+    diagonal marks "at the same time"."""
     df = pd.DataFrame([r for r in runs if r.get("step_sink") is not None and r.get("step_loss") is not None])
     fig, ax = plt.subplots(figsize=(5.6, 4.6))
     sns.scatterplot(df, x="step_loss", y="step_sink", hue="swept", style="swept", ax=ax, s=45)

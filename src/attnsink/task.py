@@ -18,11 +18,15 @@ target at the trigger is the mean of the tokens at positions 0 .. trigger.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from collections.abc import Iterator
+from dataclasses import dataclass, fields
 
 import torch
 
+from ._checks import check_bool, check_int
+
 BOS, TRIGGER = 0, 1  # coordinate indices of the two indicator channels
+DATA_SEED_OFFSET = 1_000_003  # a run's training batches come from seed + this; its initialisation from seed
 
 
 @dataclass(frozen=True)
@@ -34,7 +38,11 @@ class Batch:
     trigger_pos: torch.Tensor  # (batch,) 0-indexed, int64
     is_trigger: torch.Tensor  # (batch, seq_len) bool
     is_nontrigger: torch.Tensor  # (batch, seq_len) bool: content positions (t >= 1 with BOS) but the trigger
-    # (the trainer also builds stacks of batches, with one more leading dimension)
+    # (the fast trainer also builds stacks of batches, with one more leading dimension)
+
+    def __getitem__(self, rows: slice) -> Batch:
+        """The sequences ``rows`` of this batch."""
+        return Batch(*(getattr(self, f.name)[rows] for f in fields(self)))
 
 
 @dataclass(frozen=True)
@@ -47,14 +55,10 @@ class TriggerTask:
     bos: bool = True
 
     def __post_init__(self):
-        if not isinstance(self.d_model, int) or isinstance(self.d_model, bool) or self.d_model < 3:
-            raise ValueError(f"d_model must be an integer >= 3 (BOS, trigger and bias channels), got {self.d_model!r}")
-        if not isinstance(self.seq_len, int) or isinstance(self.seq_len, bool) or self.seq_len < 4:
-            raise ValueError(f"seq_len must be an integer >= 4, got {self.seq_len!r}")
-        if not isinstance(self.residual, bool):
-            raise ValueError(f"residual must be True or False, got {self.residual!r}")
-        if not isinstance(self.bos, bool):
-            raise ValueError(f"bos must be True or False, got {self.bos!r}")
+        check_int("d_model", self.d_model, 3)  # BOS, trigger and bias channels
+        check_int("seq_len", self.seq_len, 4)
+        check_bool("residual", self.residual)
+        check_bool("bos", self.bos)
 
     @property
     def n_noise(self) -> int:
@@ -85,8 +89,7 @@ class TriggerTask:
         by default it is uniform on 2 .. seq_len-1. ``generator`` makes the draw
         reproducible and must live on ``device``.
         """
-        if not isinstance(batch_size, int) or isinstance(batch_size, bool) or batch_size < 1:
-            raise ValueError(f"batch_size must be a positive integer, got {batch_size!r}")
+        check_int("batch_size", batch_size, 1)
         if device is None:
             device = generator.device if generator is not None else torch.device("cpu")
         device = torch.device(device)
@@ -97,16 +100,43 @@ class TriggerTask:
         if trigger_pos is None:
             j = torch.randint(2, L, (batch_size,), generator=generator, device=device)
         else:
-            if not isinstance(trigger_pos, int) or isinstance(trigger_pos, bool) or not 2 <= trigger_pos <= L - 1:
-                raise ValueError(f"trigger_pos must be an integer in 2..{L - 1} (0-indexed), got {trigger_pos!r}")
+            check_int("trigger_pos", trigger_pos, 2, L - 1)
             j = torch.full((batch_size,), trigger_pos, dtype=torch.long, device=device)
 
         noise = torch.rand(batch_size, self.n_noise_positions, self.n_noise, generator=generator, device=device)
         return self.build(j, noise)
 
+    def data_chunk(self, batch_size: int) -> int:
+        """Training steps whose batches are drawn at once: about 256k numbers per chunk, so the
+        draws stay in cache. It depends on the task and batch size only, so a seed's data
+        stream is the same whatever else is trained beside it."""
+        return max(1, min(32, 2**18 // (batch_size * self.seq_len * self.d_model)))
+
+    def training_batches(
+        self, batch_size: int, *, seed: int, device: torch.device | str | None = None
+    ) -> Iterator[Batch]:
+        """The training data of run ``seed``: an endless stream of batches of ``batch_size``.
+
+        Every :meth:`data_chunk` steps it draws that many batches with one :meth:`sample` call
+        from a generator seeded with ``seed + DATA_SEED_OFFSET``; the fast trainer draws the
+        same numbers in the same order, so both trainers see the same batches.
+        """
+        check_int("batch_size", batch_size, 1)
+        check_int("seed", seed, 0)
+        device = torch.device("cpu" if device is None else device)
+        generator = torch.Generator(device).manual_seed(seed + DATA_SEED_OFFSET)
+        return self._stream(batch_size, generator, device)
+
+    def _stream(self, batch_size: int, generator: torch.Generator, device: torch.device) -> Iterator[Batch]:
+        chunk = self.data_chunk(batch_size)
+        while True:
+            block = self.sample(chunk * batch_size, generator=generator, device=device)
+            for i in range(chunk):
+                yield block[i * batch_size : (i + 1) * batch_size]
+
     def build(self, trigger_pos: torch.Tensor, noise: torch.Tensor, *, validate: bool = True) -> Batch:
-        """The sequences and targets for given trigger positions (*,) and Uniform(0, 1) draws
-        (*, n_noise_positions, n_noise); any leading dimensions. :meth:`sample` draws these two and
+        """The sequences and targets for given trigger positions ``(*,)`` and Uniform(0, 1) draws
+        ``(*, n_noise_positions, n_noise)``; any leading dimensions. :meth:`sample` draws these two and
         calls this. ``validate=False`` skips the check of the trigger positions' values (it
         costs a device sync); positions outside 2 .. seq_len-1 then give wrong batches.
         """

@@ -24,6 +24,7 @@ import math
 
 import torch
 
+from ._checks import check_int, check_number
 from .task import TriggerTask
 
 
@@ -39,12 +40,6 @@ def _check_task(task: TriggerTask, *, need_bos: bool | None) -> None:
         raise ValueError("task must have BOS (task.bos=True): the bound is on the weight on BOS")
     if need_bos is False and task.bos:
         raise ValueError("task must be the task without BOS (task.bos=False)")
-
-
-def _positive_number(name: str, value) -> float:
-    if isinstance(value, bool) or not isinstance(value, (int, float)) or not math.isfinite(value) or value <= 0:
-        raise ValueError(f"{name} must be a finite number > 0, got {value!r}")
-    return float(value)
 
 
 def _unit_ball_volume(k: int) -> float:
@@ -89,11 +84,9 @@ def bos_mass_lower_bound(task: TriggerTask, mse: float, delta: float = 0.05, *, 
     confidence ``delta`` is split between the three terms on a ``grid`` x ``grid`` search.
     """
     _check_task(task, need_bos=True)
-    mse = _positive_number("mse", mse)
-    if isinstance(delta, bool) or not isinstance(delta, (int, float)) or not 0.0 < delta < 1.0:
-        raise ValueError(f"delta must be a number in (0, 1), got {delta!r}")
-    if isinstance(grid, bool) or not isinstance(grid, int) or grid < 2:
-        raise ValueError(f"grid must be an integer >= 2, got {grid!r}")
+    mse = check_number("mse", mse)
+    check_number("delta", delta, high=1.0)
+    check_int("grid", grid, 2)
     L, m = task.seq_len, task.n_noise
     out = torch.zeros(L, dtype=torch.float64)
     if m < 2:
@@ -115,14 +108,14 @@ def bos_mass_lower_bound(task: TriggerTask, mse: float, delta: float = 0.05, *, 
 
 
 def _signal(task: TriggerTask, j: torch.Tensor) -> torch.Tensor:
-    """E |y_j|^2 given the trigger at j: the squared norm of the mean of the averaged tokens."""
+    """E ``|y_j|^2`` given the trigger at j: the squared norm of the mean of the averaged tokens."""
     n = (j - task.first_content + 1).double()  # how many tokens the trigger averages
     return 1.0 / n**2 + ((n - 1) / n) ** 2 + task.n_noise / (3.0 * n)
 
 
 def _trigger_terms(task: TriggerTask, cap: float | None):
     """Per trigger position j = 2..L-1: A_j (the noise the trigger row cannot reach), k_j (how
-    many small content values it could use) and the factor kappa with |u(z)|_2 <= kappa sqrt(e)."""
+    many small content values it could use) and the factor kappa with ``|u(z)|_2 <= kappa sqrt(e)``."""
     j = torch.arange(2, task.seq_len, dtype=torch.float64)
     m = task.n_noise
     if task.bos:
@@ -138,9 +131,7 @@ def _trigger_terms(task: TriggerTask, cap: float | None):
 
 def _check_cap(task: TriggerTask, cap) -> float | None:
     if task.bos:
-        if isinstance(cap, bool) or not isinstance(cap, (int, float)) or not 0.0 <= cap < 1.0:
-            raise ValueError(f"cap must be a number in [0, 1) for a task with BOS, got {cap!r}")
-        return float(cap)
+        return check_number("cap", cap, high=1.0, low_open=False)  # in [0, 1) for a task with BOS
     if cap is not None:
         raise ValueError(f"cap must be None for the task without BOS (there is no BOS to cap), got {cap!r}")
     return None
@@ -159,13 +150,7 @@ def trigger_error_lower_bound(task: TriggerTask, rel_err_nontrigger: float, *, c
     """
     _check_task(task, need_bos=None)
     cap = _check_cap(task, cap)
-    if (
-        isinstance(rel_err_nontrigger, bool)
-        or not isinstance(rel_err_nontrigger, (int, float))
-        or not math.isfinite(rel_err_nontrigger)
-        or rel_err_nontrigger < 0
-    ):
-        raise ValueError(f"rel_err_nontrigger must be a finite number >= 0, got {rel_err_nontrigger!r}")
+    rel_err_nontrigger = check_number("rel_err_nontrigger", rel_err_nontrigger, low_open=False)
     a, k, kappa, signal = _trigger_terms(task, cap)
     early = (task.seq_len - 1) * float(signal.mean()) * rel_err_nontrigger  # >= E of the early rows' squared error
     per_j = (a - torch.sqrt(k) * kappa * math.sqrt(early)).clamp(min=0.0) ** 2
@@ -182,8 +167,7 @@ def mse_lower_bound(task: TriggerTask, *, cap: float | None = None, grid: int = 
     """
     _check_task(task, need_bos=None)
     cap = _check_cap(task, cap)
-    if isinstance(grid, bool) or not isinstance(grid, int) or grid < 2:
-        raise ValueError(f"grid must be an integer >= 2, got {grid!r}")
+    check_int("grid", grid, 2)
     a, k, kappa, _ = _trigger_terms(task, cap)
 
     def g(e: torch.Tensor) -> torch.Tensor:
@@ -246,7 +230,7 @@ def hull_distance_floor(model, task: TriggerTask) -> tuple[float, float]:
 
     With W = W_V W_O and P the projection onto the orthogonal complement of the span of
     W's noise rows, every content token's value has the same P-part, P w_bias, and the
-    trigger's is P w_trigger. Returns ``(before, after)``: |P w_bias|, a lower bound on D_i at
+    trigger's is P w_trigger. Returns ``(before, after)``: ``|P w_bias|``, a lower bound on D_i at
     every row i before the trigger, and the distance from 0 to the segment
     [P w_bias, P w_trigger], one for every row after it.
     """

@@ -1,0 +1,351 @@
+"""The fast path: many seeds trained as one stacked model. Used by every chapter that trains.
+
+It computes what :meth:`attnsink.model.AttentionModel.forward` and
+:func:`attnsink.train.train` compute, for ``S`` models of one shape at once, tuned for
+speed (``benchmarks/bench_train.py`` measures it; ``tests/test_engine.py`` checks that it
+agrees with the plain path):
+
+* the ``S`` models are one stack: every tensor has a leading seed dimension, so ``S``
+  seeds cost one batched forward and backward pass per step;
+* each head's query-key and value-output maps are folded into two (d, d) products,
+  ``W_QK = W_Q W_K^T`` and ``W_VO = W_V W_O`` (the same function, fewer FLOPs);
+* every parameter of the stack lives in one (S, n_params) tensor, so a step's Adam update
+  is a dozen operations whatever the architecture, and the loss has a hand-written
+  backward pass (:class:`_SquaredError`);
+* nothing leaves the device inside the loop: each seed's batches are drawn ``chunk`` steps
+  at a time (on the CPU by a background thread, one chunk ahead), the stopping criterion
+  freezes a seed's parameters on the device at the step it is first met, and the host
+  looks only every ``check_every`` steps, to end the loop once every seed has stopped and
+  to raise on a non-finite loss.
+"""
+
+from __future__ import annotations
+
+import ctypes
+import functools
+import math
+import os
+import sys
+from concurrent.futures import ThreadPoolExecutor
+
+import numpy as np
+import torch
+from tqdm import tqdm
+
+from ._checks import check_int
+from .attention import bos_mass, causal_mask, get_rule
+from .model import LN_EPS, PARAM_NAMES, AttentionModel
+from .task import DATA_SEED_OFFSET, TriggerTask
+from .train import ADAM_EPS, BETAS, NonFiniteLossError, TrainResult, check_run, resolve_device
+
+
+def _layer_norm(h: torch.Tensor, gain: torch.Tensor, bias: torch.Tensor) -> torch.Tensor:
+    """LayerNorm over the last dimension; ``gain`` and ``bias`` are (S, d), ``h`` is (S, ..., d)."""
+    mean = h.mean(dim=-1, keepdim=True)
+    var = (h - mean).pow(2).mean(dim=-1, keepdim=True)
+    shape = (gain.shape[0],) + (1,) * (h.dim() - 2) + (gain.shape[-1],)
+    return (h - mean) / torch.sqrt(var + LN_EPS) * gain.view(shape) + bias.view(shape)
+
+
+def forward_stacked(
+    params: dict[str, torch.Tensor],
+    x: torch.Tensor,
+    *,
+    attention: str,
+    residual: bool,
+    return_values: bool = False,
+):
+    """Run ``S`` stacked models on their own inputs: :meth:`AttentionModel.forward`, batched over seeds.
+
+    ``params[name]`` has shape (S, n_layers, n_heads, d_model, d_model) for the four maps,
+    (S, n_layers, n_heads) for ``sink`` and (S, n_layers, n_heads, d_model) for ``W_G``;
+    the optional blocks add ``W_in`` (S, n_layers, d_model, hidden), ``b_in``, ``W_out``,
+    ``b_out`` (MLP) and ``ln1_g``, ``ln1_b`` [, ``ln2_g``, ``ln2_b``] (S, n_layers, d_model);
+    ``x`` has shape (S, batch, seq_len, d_model). Returns ``(y_hat, attn)`` with ``attn`` a
+    list of (S, batch, heads, query, key) tensors, one per layer: the weights the head
+    applies to its values (for ``gated``, the softmax weights times the gate). With
+    ``return_values`` also each layer's per-head output-space values ``v_t W_O``
+    (S, batch, heads, seq_len, d_model): the vector a head adds per unit of weight on token t.
+    """
+    rule = get_rule(attention)
+    n_layers = params["W_Q"].shape[1]
+    mlp, layer_norm = "W_in" in params, "ln1_g" in params
+    S, B, L, D = x.shape
+    mask = causal_mask(L, x.device)  # (query, key)
+    h = x  # (S, batch, seq, d)
+    attn, values = [], []
+    for layer in range(n_layers):
+        W_Q, W_K, W_V, W_O = (params[name][:, layer] for name in PARAM_NAMES)  # (S, heads, d, d)
+        H = W_Q.shape[1]
+        # q . k = x_i W_Q W_K^T x_k and sum_k a_ik x_k W_V W_O: two (d, d) products per head
+        # instead of four projections of every token (the same function, fewer FLOPs)
+        W_QK = W_Q @ W_K.transpose(-1, -2)  # (S, heads, d, d)
+        W_VO = W_V @ W_O
+        a_in = _layer_norm(h, params["ln1_g"][:, layer], params["ln1_b"][:, layer]) if layer_norm else h
+        # every matrix product below is one batched GEMM, written out rather than left to einsum,
+        # which would copy permuted operands; on a CPU these products and the elementwise
+        # passes over (S, batch, heads, seq, seq) tensors are most of a training step
+        hq = torch.bmm(a_in.reshape(S, B * L, D), W_QK.transpose(1, 2).reshape(S, D, H * D))
+        hq = hq.view(S, B, L, H, D).transpose(2, 3)  # (S, batch, heads, seq, d): x_i W_QK per head
+        keys = a_in.unsqueeze(2)  # (S, batch, 1, seq, d)
+        scores = hq @ keys.transpose(-1, -2)  # (S, batch, heads, query, key)
+        if attention == "sink_logit":
+            weights = rule(scores, mask, sink=params["sink"][:, layer, None])  # sink: (S, 1, heads)
+        else:
+            weights = rule(scores, mask)
+        if attention == "gated":  # the head's output times sigmoid(x_i . w_h): one gate per query and head
+            # (S, batch, heads, seq)
+            gate = torch.sigmoid(torch.einsum("sbld,shd->sbhl", a_in, params["W_G"][:, layer]))
+            weights = weights * gate[..., None]
+        # sum_k a_ik (x_k W_VO) = (sum_k a_ik x_k) W_VO: mix the inputs, then map once per head
+        mixed = weights @ keys  # (S, batch, heads, query, d)
+        if H > 1:
+            mixed = mixed.transpose(2, 3)  # (S, batch, query, heads, d); reshape copies it
+        out = torch.bmm(mixed.reshape(S, B * L, H * D), W_VO.reshape(S, H * D, D)).view(S, B, L, D)
+        h = h + out if residual else out
+        if mlp:
+            m_in = _layer_norm(h, params["ln2_g"][:, layer], params["ln2_b"][:, layer]) if layer_norm else h
+            hidden = torch.nn.functional.gelu(
+                torch.einsum("sbld,sdf->sblf", m_in, params["W_in"][:, layer]) + params["b_in"][:, layer, None, None]
+            )
+            mlp_out = torch.einsum("sblf,sfd->sbld", hidden, params["W_out"][:, layer])
+            h = h + mlp_out + params["b_out"][:, layer, None, None]
+        attn.append(weights)
+        if return_values:  # v_t W_O per head, (S, batch, heads, seq, d)
+            values.append(torch.einsum("sbld,shde->sbhle", a_in, W_VO))
+    return (h, attn, values) if return_values else (h, attn)
+
+
+class _SquaredError(torch.autograd.Function):
+    """Each model's MSE, ``loss[s] = mean((y_hat[s] - y[s]) ** 2)``, and the error itself.
+
+    The same loss autograd would build from ``(y_hat - y).pow(2).mean(...)``, with a
+    backward pass of one multiplication, ``2 (y_hat - y) / n``, where autograd's takes
+    four passes over the (S, batch, seq, d) error; the error comes back for the metrics.
+    """
+
+    @staticmethod
+    def forward(ctx, y_hat, y):
+        err = y_hat - y
+        ctx.save_for_backward(err)
+        ctx.mark_non_differentiable(err)
+        return err.pow(2).mean(dim=tuple(range(1, err.dim()))), err
+
+    @staticmethod
+    def backward(ctx, grad_loss, _grad_err):
+        (err,) = ctx.saved_tensors
+        scale = grad_loss * (2.0 / err[0].numel())
+        return err * scale.view(-1, *[1] * (err.dim() - 1)), None
+
+
+@functools.cache
+def keep_freed_memory() -> bool:
+    """Ask glibc's ``malloc`` to keep freed memory for reuse instead of handing it back.
+
+    A training step allocates and frees tens of 2 MB tensors. By default glibc serves such
+    blocks with fresh ``mmap`` calls or trims them off the heap when they are freed, so the
+    next step touches new pages, and each page fault costs microseconds in a virtual machine:
+    1,400 faults per step, about 40% of a 16-seed step's forward and backward pass, on our
+    two-core test machine. With a 32 MiB mmap threshold and a 1 GiB trim threshold, freed
+    blocks stay in the heap and the faults vanish. The price: the process keeps the peak of
+    its heap (tens of MB here) until it exits. Called by :func:`train_seeds` on the CPU, once
+    per process; returns whether the setting took (only with glibc on Linux). Set
+    ``ATTNSINK_KEEP_FREED_MEMORY=0`` to leave malloc alone.
+    """
+    if os.environ.get("ATTNSINK_KEEP_FREED_MEMORY", "1") == "0" or not sys.platform.startswith("linux"):
+        return False
+    try:
+        libc = ctypes.CDLL("libc.so.6")
+        mallopt = libc.mallopt
+    except (OSError, AttributeError):  # not glibc (musl, for one)
+        return False
+    M_TRIM_THRESHOLD, M_MMAP_THRESHOLD = -1, -3  # from glibc's malloc.h
+    return bool(mallopt(M_MMAP_THRESHOLD, 32 * 2**20)) and bool(mallopt(M_TRIM_THRESHOLD, 2**30))
+
+
+def _draw(task: TriggerTask, g: torch.Generator, trig: torch.Tensor, noise: torch.Tensor) -> None:
+    """One seed's next chunk of draws, in place: the same numbers, in the same order, as
+    ``task.sample(n, generator=g)`` (trigger positions, then noise)."""
+    torch.randint(2, task.seq_len, trig.shape, generator=g, device=trig.device, out=trig)
+    torch.rand(noise.shape, generator=g, device=noise.device, out=noise)
+
+
+def _train_stack(
+    models: list[AttentionModel],
+    task: TriggerTask,
+    *,
+    seeds: list[int],
+    steps: int,
+    lr: float,
+    batch_size: int = 128,
+    stop_linf: float | None = 5e-3,
+    device: torch.device | str | None = None,
+    progress: bool = True,
+    check_every: int = 50,
+) -> list[TrainResult]:
+    """The engine's loop (:func:`train_seeds` calls it): train models of one config side by
+    side; model ``i`` sees the data stream of ``seeds[i]``.
+
+    Each model stops (freezes) on its own criterion. The models are updated in place and
+    returned in their results, on the device they came from. A non-finite loss in any
+    model raises :class:`NonFiniteLossError` for the whole stack.
+    """
+    check_run(task, models, seeds, steps=steps, lr=lr, batch_size=batch_size, stop_linf=stop_linf)
+    check_int("check_every", check_every, 1)
+    dev = resolve_device(device)
+    cfg = models[0].config
+    S = len(models)
+    # every parameter of every model lives in one (S, n_params) tensor: the gradient comes
+    # back as one tensor and Adam is a dozen operations per step, not a dozen per parameter
+    shapes = {name: p.shape for name, p in models[0].named_parameters()}
+    flat = torch.stack([torch.cat([p.detach().flatten() for p in m.parameters()]) for m in models])
+    flat = flat.to(dev).requires_grad_()
+    adam_m, adam_v = torch.zeros_like(flat), torch.zeros_like(flat)
+
+    def unflatten(t: torch.Tensor) -> dict[str, torch.Tensor]:  # views (S, *shape) into t
+        views, start = {}, 0
+        for name, shape in shapes.items():
+            n = math.prod(shape)
+            views[name] = t[:, start : start + n].view(S, *shape)
+            start += n
+        return views
+
+    gens = [torch.Generator(dev).manual_seed(s + DATA_SEED_OFFSET) for s in seeds]  # as task.training_batches
+    chunk = task.data_chunk(batch_size)
+    # steps whose batches are assembled at once: about 256k numbers (fewer operations per
+    # step for a few seeds, cache-sized tensors for many); a divisor of the chunk
+    per_step = S * batch_size * task.seq_len * task.d_model
+    group = max(k for k in range(1, chunk + 1) if chunk % k == 0 and (k == 1 or k * per_step <= 2**18))
+    stop = -math.inf if stop_linf is None else float(stop_linf)
+
+    active = torch.ones(S, dtype=torch.bool, device=dev)
+    updates = torch.zeros(S, dtype=torch.long, device=dev)  # updates applied to each seed
+    hist_loss = torch.full((steps, S), math.nan, device=dev)
+    hist_linf = torch.full((steps, S), math.nan, device=dev)
+    hist_bos = torch.full((steps, S, cfg["n_layers"], cfg["n_heads"]), math.nan, device=dev)
+
+    bar = tqdm(total=steps, disable=not progress, desc=f"{cfg['attention']} x{S}", leave=False)
+    last = steps - 1
+    n_draw = chunk * batch_size
+    buffers = [  # two sets: the steps read one while the next chunk is drawn into the other
+        (
+            torch.empty(S, n_draw, dtype=torch.long, device=dev),
+            torch.empty(S, n_draw, task.n_noise_positions, task.n_noise, device=dev),
+        )
+        for _ in range(2)
+    ]
+
+    def draw_chunk(trig_buf: torch.Tensor, noise_buf: torch.Tensor) -> None:
+        for i, g in enumerate(gens):
+            _draw(task, g, trig_buf[i], noise_buf[i])
+
+    # On the CPU a generator draws on one core, about 2 ns a number: a tenth of a 16-seed
+    # step. So a background thread draws chunk k+1 while the steps of chunk k run (each
+    # generator still draws in order, one chunk after the other, so the numbers are the
+    # same). On a GPU the draws are asynchronous kernels already.
+    pool = ThreadPoolExecutor(1, thread_name_prefix="attnsink-draws") if dev.type == "cpu" else None
+    pending = None
+    checked = 0  # steps whose losses have been checked for non-finite values
+    if dev.type == "cpu":
+        keep_freed_memory()
+    try:
+        for step in range(steps):
+            if step % chunk == 0:
+                trig_buf, noise_buf = buffers[(step // chunk) % 2]
+                if pending is None:
+                    draw_chunk(trig_buf, noise_buf)
+                else:
+                    pending.result()
+                    pending = None
+                if pool is not None and step + chunk < steps:
+                    pending = pool.submit(draw_chunk, *buffers[(step // chunk + 1) % 2])
+            if step % group == 0:  # assemble the batches of the next `group` steps at once
+                rows = slice((step % chunk) * batch_size, (step % chunk + group) * batch_size)
+                content = noise_buf[:, rows].mul(2.0).sub_(1.0)  # 2 u - 1, as task.build computes it
+                batches = task._assemble(trig_buf[:, rows], content)  # (S, group * batch, ...)
+            rows = slice((step % group) * batch_size, (step % group + 1) * batch_size)
+            x, y, mask = batches.x[:, rows], batches.y[:, rows], batches.is_nontrigger[:, rows]
+
+            y_hat, attn = forward_stacked(unflatten(flat), x, attention=cfg["attention"], residual=cfg["residual"])
+            loss, err = _SquaredError.apply(y_hat, y)  # (S,) and (S, batch, seq, d)
+            linf = err.abs().amax(dim=(1, 2, 3))  # (torch.linalg.vector_norm with ord=inf is 15x slower here)
+            with torch.no_grad():
+                # a non-finite loss freezes the seed too; the check below raises for it
+                active &= torch.isfinite(loss.detach()) & (linf >= stop)  # criterion met: freeze
+                hist_loss[step] = loss.detach()
+                hist_linf[step] = linf
+                hist_bos[step] = torch.stack([bos_mass(a, mask) for a in attn], dim=1)
+
+            (g,) = torch.autograd.grad(loss.sum(), flat)
+            with torch.no_grad():
+                t = step + 1  # every still-active seed has been updated at every step so far
+                adam_m.mul_(BETAS[0]).add_(g, alpha=1 - BETAS[0])
+                adam_v.mul_(BETAS[1]).addcmul_(g, g, value=1 - BETAS[1])
+                m_hat = adam_m / (1 - BETAS[0] ** t)
+                v_hat = adam_v / (1 - BETAS[1] ** t)
+                flat.copy_(torch.where(active[:, None], flat - lr * m_hat / (v_hat.sqrt() + ADAM_EPS), flat))
+                updates += active
+
+            if (step + 1) % check_every == 0 or step == last:
+                bar.update(step + 1 - checked)
+                bad = ~torch.isfinite(hist_loss[checked : step + 1])  # the steps since the last check
+                if bad.any():
+                    first, s = torch.nonzero(bad)[0].tolist()
+                    raise NonFiniteLossError(
+                        f"non-finite loss at step {checked + first} (seed {seeds[s]}) with "
+                        f"model {cfg}, task {task}, lr={lr}, batch_size={batch_size}"
+                    )
+                checked = step + 1
+                if not active.any():
+                    break
+    finally:
+        if pool is not None:
+            pool.shutdown(cancel_futures=True)  # waits for a chunk being drawn
+        bar.close()
+
+    n_updates = updates.cpu().tolist()
+    stopped = (~active).cpu().tolist()
+    results = []
+    trained = unflatten(flat.detach())
+    for i, (m, seed) in enumerate(zip(models, seeds)):
+        with torch.no_grad():
+            for name, p in m.named_parameters():
+                p.copy_(trained[name][i].to(p.device))
+        n_hist = n_updates[i] + 1 if stopped[i] else n_updates[i]
+        history = {
+            "step": np.arange(n_hist),
+            "loss": hist_loss[:n_hist, i].cpu().numpy(),
+            "linf": hist_linf[:n_hist, i].cpu().numpy(),
+            "bos_mass": hist_bos[:n_hist, i].cpu().numpy(),
+        }
+        results.append(TrainResult(m, seed, n_updates[i], stopped[i], history))
+    return results
+
+
+def train_seeds(
+    task: TriggerTask,
+    seeds: list[int],
+    *,
+    attention: str = "softmax",
+    n_heads: int = 1,
+    n_layers: int = 1,
+    mlp: bool = False,
+    layer_norm: bool = False,
+    models: list[AttentionModel] | None = None,
+    **train_kwargs,
+) -> list[TrainResult]:
+    """Train one model per seed, all together; model ``i`` sees the data stream of ``seeds[i]``.
+
+    The models are ``AttentionModel(..., seed=s)`` with the given architecture, or ``models``
+    (one per seed, sharing one config, updated in place) when you bring your own.
+    ``train_kwargs`` are those of :func:`attnsink.train.train` (``steps``, ``lr``,
+    ``batch_size``, ``stop_linf``, ``device``, ``progress``) and ``check_every``. Seed ``s``
+    gives the same model as ``train(AttentionModel(..., seed=s), task, seed=s, ...)``, up to
+    float rounding. Each model stops (freezes) on its own criterion; a non-finite loss in
+    any model raises :class:`~attnsink.train.NonFiniteLossError` for the whole stack.
+    """
+    if models is None:
+        arch = {"attention": attention, "n_heads": n_heads, "n_layers": n_layers, "mlp": mlp, "layer_norm": layer_norm}
+        config = {"d_model": task.d_model, "residual": task.residual, **arch}
+        models = [AttentionModel.from_config(config, seed=s) for s in seeds]
+    return _train_stack(models, task, seeds=list(seeds), **train_kwargs)

@@ -1,0 +1,81 @@
+"""The book's experiments, one module per chapter, each with a ``quick`` and a ``full`` profile.
+
+Modules: :mod:`~attnsink.experiments.base` (what they share), :mod:`~attnsink.experiments.one_head`,
+:mod:`~attnsink.experiments.capped`, :mod:`~attnsink.experiments.deep`,
+:mod:`~attnsink.experiments.sweeps` and :mod:`~attnsink.experiments.rules`.
+Every experiment is called the same way, ``NAME(profile=None, *, seeds=None, device=None,
+progress=False, cache_dir=None)``, returns an :class:`~attnsink.experiments.base.ExperimentResult`
+and is registered in :data:`EXPERIMENTS` for ``python -m attnsink reproduce NAME``. Their
+settings are in :mod:`attnsink.profiles`.
+
+========================  ==================================  =========
+experiment                what it trains                      chapters
+========================  ==================================  =========
+:func:`single_layer`      one-layer softmax and ReLU heads    1, 2, 3
+:func:`capped_bos`        softmax heads with BOS capped       2
+:func:`multi_layer`       2 x 2 and 4 x 4 residual models     4, 5
+:func:`blocks`            2 x 2 with MLP and/or LayerNorm     5
+:func:`sweep`             one-layer heads over L, d and lr    5
+:func:`variants`          every attention rule, with and      2, 3, 6
+                          without BOS
+========================  ==================================  =========
+"""
+
+from ..cache import default_cache_dir
+from ..profiles import (
+    BLOCKS,
+    BLOCKS_SETTINGS,
+    CAPPED,
+    CAPS,
+    FIGURE_TRIGGER_POS,
+    MULTI_LAYER,
+    N_TEST,
+    PROFILE_ENV,
+    PROFILES,
+    SHAPES,
+    SINGLE_LAYER,
+    SWEEP,
+    SWEEP_POINTS,
+    VARIANTS,
+    Settings,
+    resolve_profile,
+)
+from .base import EXPERIMENTS, Context, ExperimentResult, experiment, run_record
+from .capped import capped_bos
+from .deep import blocks, multi_layer
+from .one_head import single_layer
+from .rules import VARIANT_RULES, variants, variants_table
+from .sweeps import sweep
+
+__all__ = [
+    "BLOCKS",
+    "BLOCKS_SETTINGS",
+    "CAPPED",
+    "CAPS",
+    "EXPERIMENTS",
+    "FIGURE_TRIGGER_POS",
+    "MULTI_LAYER",
+    "N_TEST",
+    "PROFILES",
+    "PROFILE_ENV",
+    "SHAPES",
+    "SINGLE_LAYER",
+    "SWEEP",
+    "SWEEP_POINTS",
+    "VARIANTS",
+    "VARIANT_RULES",
+    "Context",
+    "ExperimentResult",
+    "Settings",
+    "blocks",
+    "capped_bos",
+    "default_cache_dir",
+    "experiment",
+    "multi_layer",
+    "resolve_profile",
+    "run_record",
+    "single_layer",
+    "sweep",
+    "variants",
+    "variants_table",
+]

@@ -1,0 +1,177 @@
+"""What every experiment shares: its arguments, its cached training, its result type.
+
+An experiment is a function registered with :func:`experiment`: it receives a
+:class:`Context` (the profile, its :class:`~attnsink.profiles.Settings`, where to train
+and cache) and returns an :class:`ExperimentResult`. The decorator gives every experiment
+the same public signature, ``name(profile=None, *, seeds=None, device=None,
+progress=False, cache_dir=None, **options)``, and enters it in :data:`EXPERIMENTS`, which
+the command line reads.
+"""
+
+from __future__ import annotations
+
+import functools
+import inspect
+from collections.abc import Callable
+from dataclasses import asdict, dataclass, field
+from pathlib import Path
+
+import pandas as pd
+import torch
+
+from ..cache import train_seeds_cached
+from ..metrics import Evaluation, evaluate
+from ..profiles import FIGURE_TRIGGER_POS, N_TEST, Settings, resolve_profile
+from ..task import TriggerTask
+from ..train import TrainResult
+
+EXPERIMENTS: dict[str, Callable[..., ExperimentResult]] = {}
+"""Every registered experiment by name: what ``python -m attnsink reproduce NAME`` runs."""
+
+
+@dataclass(frozen=True)
+class Context:
+    """What an experiment is asked to do: its profile and settings, where to train, where to cache."""
+
+    name: str
+    profile: str
+    settings: Settings
+    device: torch.device | str | None = None
+    progress: bool = False
+    cache_dir: str | Path | None = None
+
+    def train(self, task: TriggerTask, attention: str, *, lr: float | None = None, **arch) -> list[TrainResult]:
+        """Seeds ``0 .. settings.seeds - 1`` of one model shape, through the cache; ``lr``
+        overrides the recipe's learning rate, ``arch`` holds the shape (``n_layers``, ``mlp``, ...)."""
+        recipe = self.settings.recipe()
+        if lr is not None:
+            recipe["lr"] = lr
+        return train_seeds_cached(
+            task,
+            list(range(self.settings.seeds)),
+            cache_dir=self.cache_dir,
+            device=self.device,
+            progress=self.progress,
+            attention=attention,
+            **recipe,
+            **arch,
+        )
+
+    def train_and_record(self, task: TriggerTask, attention: str, **arch) -> tuple[list[TrainResult], list[dict], list]:
+        """:meth:`train`, one :func:`run_record` per seed, and seed 0's attention on test
+        sequences with the trigger at :data:`~attnsink.profiles.FIGURE_TRIGGER_POS` (per layer)."""
+        trained = self.train(task, attention, **arch)
+        runs = [run_record(r, evaluate(r.model, task, n=N_TEST)) for r in trained]
+        shown = evaluate(trained[0].model, task, n=N_TEST, trigger_pos=FIGURE_TRIGGER_POS)
+        return trained, runs, shown.attn
+
+    def result(self, runs: list[dict], **fields) -> ExperimentResult:
+        """This experiment's result: ``runs`` and any other :class:`ExperimentResult` field."""
+        return ExperimentResult(self.name, self.profile, self.settings, runs, **fields)
+
+
+def run_record(result: TrainResult, evaluation: Evaluation) -> dict:
+    """One row of an experiment's JSON: the model's shape, how training went, and the test metrics
+    (with one entry per head under ``heads`` when the model has more than one)."""
+    cfg = result.model.config
+    record = {
+        "attention": cfg["attention"],
+        "seed": result.seed,
+        "n_layers": cfg["n_layers"],
+        "n_heads": cfg["n_heads"],
+        "mlp": cfg["mlp"],
+        "layer_norm": cfg["layer_norm"],
+        "steps": result.steps,
+        "stopped_early": result.stopped_early,
+        **evaluation.summary(),
+    }
+    if cfg["n_layers"] * cfg["n_heads"] > 1:
+        record["heads"] = evaluation.per_head()
+    return record
+
+
+@dataclass
+class ExperimentResult:
+    """What every experiment returns.
+
+    ``runs`` has one record per trained model (:func:`run_record` plus the experiment's own
+    fields) and is what the JSON holds; ``results`` maps a model key (the rule, or the rule
+    and shape) to one :class:`~attnsink.train.TrainResult` per seed; ``figure_attn`` holds
+    the attention of seed 0 on test sequences with the trigger at position 7; ``task`` is the
+    task every model learned (None when they learned several); ``meta`` holds what else the
+    JSON records (the predictions of chapter 6, the sweep's points, ...).
+    """
+
+    experiment: str
+    profile: str
+    settings: Settings
+    runs: list[dict]
+    task: TriggerTask | None = None
+    results: dict = field(default_factory=dict, repr=False)
+    figure_attn: dict = field(default_factory=dict, repr=False)
+    meta: dict = field(default_factory=dict)
+
+    def frame(self) -> pd.DataFrame:
+        """The runs as a table, one row per trained model (without the per-head entries)."""
+        return pd.DataFrame([{k: v for k, v in run.items() if k != "heads"} for run in self.runs])
+
+    def heads(self) -> pd.DataFrame:
+        """One row per (run, layer, head): the run's fields and the head's measurements and kind."""
+        rows = []
+        for run in self.runs:
+            base = {k: v for k, v in run.items() if k != "heads"}
+            rows += [{**base, **h} for h in run.get("heads", [])]
+        return pd.DataFrame(rows)
+
+    @property
+    def figure_name(self) -> str:
+        """The file-name tag of the headline figure (``NAME.FIGURE.png`` beside the JSON)."""
+        return _FIGURES[self.experiment][0]
+
+    def figure(self):
+        """The experiment's headline figure (a matplotlib Figure)."""
+        return _FIGURES[self.experiment][1](self)
+
+    def to_json(self) -> dict:
+        """The JSON record: experiment, profile, settings, task (when there is one), meta, runs."""
+        out = {"experiment": self.experiment, "profile": self.profile, "settings": asdict(self.settings)}
+        if self.task is not None:
+            out["task"] = asdict(self.task)
+        return {**out, **self.meta, "runs": self.runs}
+
+
+_FIGURES: dict[str, tuple[str, Callable[[ExperimentResult], object]]] = {}
+
+
+def _public_signature(body: Callable) -> inspect.Signature:
+    """The shared arguments, then the experiment's own keyword options."""
+    P = inspect.Parameter
+    common = [
+        P("profile", P.POSITIONAL_OR_KEYWORD, default=None, annotation="str | None"),
+        P("seeds", P.KEYWORD_ONLY, default=None, annotation="int | None"),
+        P("device", P.KEYWORD_ONLY, default=None, annotation="torch.device | str | None"),
+        P("progress", P.KEYWORD_ONLY, default=False, annotation="bool"),
+        P("cache_dir", P.KEYWORD_ONLY, default=None, annotation="str | Path | None"),
+    ]
+    own = list(inspect.signature(body).parameters.values())[1:]  # after ctx
+    return inspect.Signature(common + own, return_annotation="ExperimentResult")
+
+
+def experiment(name: str, settings: dict[str, Settings], *, figure: Callable, figure_name: str):
+    """Register ``body(ctx, **options)`` as the experiment ``name``: it runs with the settings
+    ``settings[profile]`` (read at call time), and its result draws ``figure(result)``."""
+
+    def register(body: Callable[..., ExperimentResult]) -> Callable[..., ExperimentResult]:
+        @functools.wraps(body)
+        def run(profile=None, *, seeds=None, device=None, progress=False, cache_dir=None, **options):
+            profile = resolve_profile(profile)
+            ctx = Context(name, profile, settings[profile].with_seeds(seeds), device, progress, cache_dir)
+            return body(ctx, **options)
+
+        del run.__wrapped__  # the public signature is the shared one, not body's
+        run.__signature__ = _public_signature(body)
+        EXPERIMENTS[name] = run
+        _FIGURES[name] = (figure_name, figure)
+        return run
+
+    return register

@@ -1,0 +1,54 @@
+"""Chapters 4 and 5: residual models of several layers and heads, and the blocks beyond the paper."""
+
+from __future__ import annotations
+
+from ..profiles import BLOCKS, BLOCKS_SETTINGS, MULTI_LAYER, SHAPES
+from ..task import TriggerTask
+from .base import Context, ExperimentResult, experiment
+
+
+def _figure(result: ExperimentResult):
+    from .. import plots
+
+    return plots.head_kinds(result.heads())
+
+
+@experiment("multi_layer", MULTI_LAYER, figure=_figure, figure_name="heads")
+def multi_layer(ctx: Context) -> ExperimentResult:
+    """The paper's multi-layer experiment: residual softmax and ReLU models of 2 layers x 2
+    heads and 4 layers x 4 heads (:data:`~attnsink.profiles.SHAPES`), several seeds.
+
+    ``results`` and ``figure_attn`` (per-layer (N_TEST, heads, query, key) weights) are keyed
+    by (rule, n_layers, n_heads); every run has one entry per head under ``heads``. Used in
+    chapters 4 and 5 and by ``python -m attnsink reproduce multi_layer``.
+    """
+    task = TriggerTask(residual=True)
+    results, runs, figure_attn = {}, [], {}
+    for n_layers, n_heads in SHAPES:
+        for attention in ("softmax", "relu"):
+            key = (attention, n_layers, n_heads)
+            results[key], new_runs, figure_attn[key] = ctx.train_and_record(
+                task, attention, n_layers=n_layers, n_heads=n_heads
+            )
+            runs += new_runs
+    return ctx.result(runs, task=task, results=results, figure_attn=figure_attn)
+
+
+@experiment("blocks", BLOCKS_SETTINGS, figure=_figure, figure_name="heads")
+def blocks(ctx: Context) -> ExperimentResult:
+    """Beyond the paper's architecture: 2 x 2 residual models with an MLP block, pre-LayerNorm,
+    or both (:data:`~attnsink.profiles.BLOCKS`), softmax and ReLU, with the multi-layer recipe.
+
+    Keys are (rule, block name); every run records its block under ``blocks``. Used in
+    chapter 5 and by ``python -m attnsink reproduce blocks``.
+    """
+    task = TriggerTask(residual=True)
+    results, runs, figure_attn = {}, [], {}
+    for name, arch in BLOCKS.items():
+        for attention in ("softmax", "relu"):
+            key = (attention, name)
+            results[key], new_runs, figure_attn[key] = ctx.train_and_record(
+                task, attention, n_layers=2, n_heads=2, **arch
+            )
+            runs += [{**r, "blocks": name} for r in new_runs]
+    return ctx.result(runs, task=task, results=results, figure_attn=figure_attn)

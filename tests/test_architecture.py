@@ -1,0 +1,122 @@
+"""The library's shape: arrows one way (lazy imports included), no cycles, no giant file,
+and a cache key that covers everything a trained model's numbers depend on."""
+
+import ast
+from pathlib import Path
+
+import attnsink
+from attnsink import cache
+
+LIB = Path(attnsink.__file__).parent
+
+# lower layers first; a module may import only modules of a strictly lower layer
+LAYERS = [
+    ["_checks"],
+    ["attention", "task"],
+    ["model"],
+    ["metrics", "theory", "construct", "train"],
+    ["engine"],
+    ["cache", "profiles"],
+    ["plots"],
+    ["experiments.base"],
+    ["experiments.one_head", "experiments.capped", "experiments.deep", "experiments.sweeps", "experiments.rules"],
+    ["experiments"],
+    ["__main__"],
+]
+RANK = {name: i for i, layer in enumerate(LAYERS) for name in layer}
+PACKAGE_INIT_MAX = RANK["profiles"]  # attnsink/__init__ imports only the lower layers
+
+
+def module_name(path: Path) -> str:
+    parts = path.relative_to(LIB).with_suffix("").parts
+    if parts[-1] == "__init__":
+        parts = parts[:-1]
+    return ".".join(parts) or "__init__"
+
+
+def imports(path: Path) -> set[str]:
+    """The attnsink modules ``path`` imports, anywhere in the file (functions included)."""
+    name = module_name(path)
+    package = name.split(".") if path.name == "__init__.py" and name != "__init__" else name.split(".")[:-1]
+    found = set()
+    for node in ast.walk(ast.parse(path.read_text())):
+        if isinstance(node, ast.ImportFrom):
+            if node.level == 0:
+                if node.module and node.module.startswith("attnsink"):
+                    base = node.module.split(".")[1:]
+                else:
+                    continue
+            else:
+                base = package[: len(package) - (node.level - 1)] + (node.module.split(".") if node.module else [])
+            target = ".".join(base)
+            for alias in node.names:  # "from . import plots" imports the module plots
+                full = f"{target}.{alias.name}" if target else alias.name
+                found.add(full if full in RANK else target or "__init__")
+        elif isinstance(node, ast.Import):
+            for alias in node.names:
+                if alias.name.startswith("attnsink."):
+                    found.add(alias.name.split(".", 1)[1])
+                elif alias.name == "attnsink":
+                    found.add("__init__")
+    return found - {name}
+
+
+MODULES = {module_name(p): p for p in LIB.rglob("*.py")}
+
+
+def test_every_module_has_a_layer():
+    assert set(MODULES) - {"__init__"} == set(RANK)
+
+
+def test_arrows_point_down():
+    for name, path in MODULES.items():
+        limit = PACKAGE_INIT_MAX + 1 if name == "__init__" else RANK[name]
+        for target in imports(path):
+            assert target in RANK, f"{name} imports {target}, which has no layer"
+            assert RANK[target] < limit, f"{name} imports {target}: an arrow upward (or sideways)"
+
+
+def test_no_import_cycle():
+    graph = {name: imports(path) for name, path in MODULES.items()}
+    state = {}
+
+    def visit(node, trail):
+        if state.get(node) == "done":
+            return
+        assert state.get(node) != "open", f"import cycle: {' -> '.join(trail + [node])}"
+        state[node] = "open"
+        for nxt in graph.get(node, ()):
+            visit(nxt, trail + [node])
+        state[node] = "done"
+
+    for name in graph:
+        visit(name, [])
+
+
+def test_the_check_has_teeth(tmp_path):
+    bad = tmp_path / "attnsink"
+    bad.mkdir()
+    (bad / "model.py").write_text("def f():\n    from .experiments import single_layer\n")
+    global LIB
+    saved, LIB = LIB, bad
+    try:
+        (target,) = imports(bad / "model.py")
+        assert target.startswith("experiments") and RANK[target] > RANK["model"]
+    finally:
+        LIB = saved
+
+
+def test_no_file_above_15_percent_of_the_library():
+    lines = {name: len(path.read_text().splitlines()) for name, path in MODULES.items()}
+    total = sum(lines.values())
+    biggest = max(lines, key=lines.get)
+    assert lines[biggest] <= 0.15 * total, f"{biggest}: {lines[biggest]} of {total} lines"
+
+
+def test_the_cache_key_covers_what_training_depends_on():
+    """The training modules import only each other (and the argument checks), so editing any
+    other module cannot change a trained model: the cache key may leave it out."""
+    training = {Path(f).stem for f in cache.TRAINING_MODULES}
+    for name in training:
+        assert imports(MODULES[name]) <= training | {"_checks"}, name
+    assert {"plots", "metrics", "experiments.base", "profiles"}.isdisjoint(training)
