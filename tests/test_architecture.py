@@ -120,3 +120,11 @@ def test_the_cache_key_covers_what_training_depends_on():
     for name in training:
         assert imports(MODULES[name]) <= training | {"_checks"}, name
     assert {"plots", "metrics", "experiments.base", "profiles"}.isdisjoint(training)
+
+
+def test_package_exports_are_the_lazy_table():
+    assert sorted(attnsink.__all__) == sorted(attnsink._EXPORTS)
+    for name in attnsink.__all__:
+        assert getattr(attnsink, name) is getattr(
+            __import__(f"attnsink.{attnsink._EXPORTS[name]}", fromlist=[name]), name
+        )

@@ -135,3 +135,74 @@ def test_sweep_and_blocks_json(tmp_path, monkeypatch):
         ("relu", "mlp + layer_norm", True, True),
     ]
     assert len(result.heads()) == 6 * 4
+
+
+def test_names_for_help_match_the_registry():
+    from attnsink import __main__ as cli
+    from attnsink.experiments import EXPERIMENTS, PROFILES
+
+    assert cli.EXPERIMENT_NAMES == tuple(sorted(EXPERIMENTS)) and cli.PROFILE_CHOICES == PROFILES
+
+
+def test_help_needs_no_torch():
+    import subprocess
+    import sys
+
+    code = (
+        "import sys\nfrom attnsink.__main__ import main\ntry:\n    main(['--help'])\nexcept SystemExit:\n    pass\n"
+        "assert 'torch' not in sys.modules, 'torch was imported'\n"
+    )
+    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True)
+    assert done.returncode == 0, done.stderr
+    assert "reproduce" in done.stdout
+
+
+@pytest.fixture
+def no_training(monkeypatch):
+    """Fails the test if anything starts training."""
+    from attnsink import cache
+
+    def refuse(*args, **kwargs):
+        raise AssertionError("training started")
+
+    monkeypatch.setattr(cache, "train_seeds", refuse)
+
+
+@pytest.mark.parametrize(
+    "args,env,named",
+    [
+        (["--device", "tpu"], {}, "--device"),
+        (["--device", "cuda:0"], {}, "--device"),
+        ([], {"ATTNSINK_PROFILE": "fast"}, "ATTNSINK_PROFILE"),
+        (["--seeds", "two"], {}, "--seeds"),
+    ],
+)
+def test_bad_values_fail_before_training(args, env, named, monkeypatch, capsys, tmp_path, no_training):
+    import torch
+
+    if "cuda" in " ".join(args) and torch.cuda.is_available():
+        pytest.skip("CUDA is available here")
+    for k, v in env.items():
+        monkeypatch.setenv(k, v)
+    with pytest.raises(SystemExit) as e:
+        main(["reproduce", "single_layer", "--out", str(tmp_path / "r.json"), *args])
+    assert e.value.code == 2
+    errors = [line for line in capsys.readouterr().err.splitlines() if "error:" in line]
+    assert len(errors) == 1 and named in errors[0], errors
+
+
+def test_unwritable_output_fails_before_training(tmp_path, capsys, no_training):
+    blocker = tmp_path / "a_file"
+    blocker.write_text("not a folder")
+    cases = [
+        (["--out", str(blocker / "sub" / "r.json")], "--out"),  # its folder cannot be created
+        (["--out", str(tmp_path)], "--out"),  # a folder, not a file
+        (["--cache-dir", str(blocker / "cache"), "--out", str(tmp_path / "r.json")], "--cache-dir"),
+    ]
+    for args, named in cases:
+        with pytest.raises(SystemExit) as e:
+            main(["reproduce", "single_layer", *args])
+        assert e.value.code == 2
+        errors = [line for line in capsys.readouterr().err.splitlines() if "error:" in line]
+        assert len(errors) == 1 and named in errors[0], errors
+    assert not (tmp_path / "r.json").exists()

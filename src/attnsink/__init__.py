@@ -5,25 +5,37 @@ their sinks and draw the book's figures. Read it bottom up: :mod:`~attnsink.task
 :mod:`~attnsink.attention`, then :mod:`~attnsink.model` (the forward pass) and
 :mod:`~attnsink.train` (the training loop); :mod:`~attnsink.engine` is the fast path that
 trains many seeds at once; :mod:`~attnsink.experiments` runs the chapters' experiments.
-This package imports only the lower layers; ``attnsink.experiments`` and
+
+The names below are imported from the lower layers when first used (so that
+``python -m attnsink --help`` does not wait for torch); ``attnsink.experiments`` and
 ``attnsink.plots`` are imported where they are used.
 """
 
-from importlib.metadata import PackageNotFoundError, version
+from __future__ import annotations
 
-from .attention import ATTENTION_RULES
-from .engine import train_seeds
-from .metrics import evaluate
-from .model import AttentionModel
-from .profiles import resolve_profile
-from .task import Batch, TriggerTask
-from .train import NonFiniteLossError, TrainResult, train
+import importlib
+import sys
+import types
+from importlib.metadata import PackageNotFoundError, version
+from typing import TYPE_CHECKING
 
 try:
     __version__ = version("attnsink")
 except PackageNotFoundError:  # running from a source tree that is not installed
     __version__ = "unknown"
 
+_EXPORTS = {
+    "ATTENTION_RULES": "attention",
+    "AttentionModel": "model",
+    "Batch": "task",
+    "NonFiniteLossError": "train",
+    "TrainResult": "train",
+    "TriggerTask": "task",
+    "evaluate": "metrics",
+    "resolve_profile": "profiles",
+    "train": "train",
+    "train_seeds": "engine",
+}
 __all__ = [
     "ATTENTION_RULES",
     "AttentionModel",
@@ -36,3 +48,37 @@ __all__ = [
     "train",
     "train_seeds",
 ]
+
+if TYPE_CHECKING:
+    from .attention import ATTENTION_RULES
+    from .engine import train_seeds
+    from .metrics import evaluate
+    from .model import AttentionModel
+    from .profiles import resolve_profile
+    from .task import Batch, TriggerTask
+    from .train import NonFiniteLossError, TrainResult, train
+
+
+def __getattr__(name: str):
+    if name in _EXPORTS:
+        value = getattr(importlib.import_module(f".{_EXPORTS[name]}", __name__), name)
+        globals()[name] = value  # later look-ups skip this function
+        return value
+    raise AttributeError(f"module 'attnsink' has no attribute {name!r}")
+
+
+def __dir__():
+    return sorted([*globals(), *_EXPORTS])
+
+
+class _Package(types.ModuleType):
+    """``attnsink.train`` is the function, as in ``from attnsink import train``, although a
+    submodule of that name exists: importing the submodule must not replace the function."""
+
+    def __setattr__(self, name, value):
+        if name in _EXPORTS and isinstance(value, types.ModuleType):
+            return  # the submodule stays reachable as sys.modules["attnsink.train"]
+        super().__setattr__(name, value)
+
+
+sys.modules[__name__].__class__ = _Package

@@ -1,7 +1,10 @@
 """Command line: ``python -m attnsink reproduce NAME [--profile quick|full] [--seeds N] [--out FILE]``.
 
 Runs a named experiment, prints a summary table, writes the metrics as JSON to ``--out``
-and the experiment's figure as a PNG beside it.
+and the experiment's figure as a PNG beside it. Every argument, the environment's
+``ATTNSINK_PROFILE`` and the output folder are checked before anything trains: a bad one
+ends the command with one ``error:`` line and exit status 2. Only the standard library is
+imported until the arguments are checked, so ``--help`` answers at once.
 """
 
 from __future__ import annotations
@@ -9,12 +12,14 @@ from __future__ import annotations
 import argparse
 import json
 import math
+import os
 import sys
 from pathlib import Path
 
-import pandas as pd
-
-from .experiments import EXPERIMENTS, PROFILES, resolve_profile
+EXPERIMENT_NAMES = ("blocks", "capped_bos", "multi_layer", "single_layer", "sweep", "variants")
+"""The names of :data:`attnsink.experiments.EXPERIMENTS`, here so that ``--help`` needs no
+import of torch (a test checks that the two agree)."""
+PROFILE_CHOICES = ("quick", "full")  # attnsink.profiles.PROFILES, checked by the same test
 
 TABLE_COLUMNS = [
     "attention",
@@ -44,20 +49,34 @@ def _json_safe(value):
 
 
 def _positive_int(text: str) -> int:
-    value = int(text)
+    try:
+        value = int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"must be a positive integer, got {text!r}") from None
     if value < 1:
         raise argparse.ArgumentTypeError(f"must be a positive integer, got {value}")
     return value
 
 
-def main(argv: list[str] | None = None) -> int:
+def _writable_folder(folder: Path) -> str | None:
+    """Why ``folder`` cannot hold our files (created if missing), or None when it can."""
+    try:
+        folder.mkdir(parents=True, exist_ok=True)
+    except OSError as e:
+        return f"cannot create folder {str(folder)!r} ({e.strerror or e})"
+    if not os.access(folder, os.W_OK | os.X_OK):
+        return f"cannot write in folder {str(folder)!r}"
+    return None
+
+
+def _parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(prog="python -m attnsink", description=__doc__.splitlines()[0])
     sub = parser.add_subparsers(dest="command", required=True)
     rep = sub.add_parser("reproduce", help="run a named experiment")
-    rep.add_argument("name", choices=sorted(EXPERIMENTS))
+    rep.add_argument("name", choices=EXPERIMENT_NAMES)
     rep.add_argument(
         "--profile",
-        choices=PROFILES,
+        choices=PROFILE_CHOICES,
         default=None,
         help="quick (CPU) or full (GPU); default: $ATTNSINK_PROFILE, else full when CUDA is available",
     )
@@ -68,12 +87,43 @@ def main(argv: list[str] | None = None) -> int:
     rep.add_argument(
         "--cache-dir", type=Path, default=None, help="reuse and store trained models in this folder (default: no cache)"
     )
-    args = parser.parse_args(argv)
+    parser.reproduce = rep  # errors about its arguments print its usage
+    return parser
 
-    profile = resolve_profile(args.profile)
-    print(f"running {args.name} with the {profile} profile", file=sys.stderr)
+
+def main(argv: list[str] | None = None) -> int:
+    parser = _parser()
+    args = parser.parse_args(argv)
+    rep = parser.reproduce
+
+    # everything is checked before anything trains
+    from .profiles import resolve_profile
+    from .train import resolve_device
+
+    try:
+        profile = resolve_profile(args.profile)
+    except ValueError as e:
+        rep.error(str(e))
+    try:
+        device = resolve_device(args.device)
+    except ValueError as e:
+        rep.error(f"argument --device: {e}")
+    out = args.out if args.out is not None else Path("results") / f"{args.name}.json"
+    if out.is_dir():
+        rep.error(f"argument --out: {str(out)!r} is a folder; give a file name such as {str(out / 'result.json')!r}")
+    for option, folder in (("--out", out.parent), ("--cache-dir", args.cache_dir)):
+        problem = folder is not None and _writable_folder(folder)
+        if problem:
+            rep.error(f"argument {option}: {problem}")
+
+    import pandas as pd
+
+    from . import plots
+    from .experiments import EXPERIMENTS
+
+    print(f"running {args.name} with the {profile} profile on {device}", file=sys.stderr)
     result = EXPERIMENTS[args.name](
-        profile, seeds=args.seeds, device=args.device, progress=args.progress, cache_dir=args.cache_dir
+        profile, seeds=args.seeds, device=device, progress=args.progress, cache_dir=args.cache_dir
     )
 
     table = result.frame()
@@ -82,12 +132,8 @@ def main(argv: list[str] | None = None) -> int:
     with pd.option_context("display.float_format", "{:.4g}".format, "display.width", 200):
         print(table.to_string(index=False))
 
-    out = args.out if args.out is not None else Path("results") / f"{args.name}.json"
-    out.parent.mkdir(parents=True, exist_ok=True)
     out.write_text(json.dumps(_json_safe(result.to_json()), indent=2) + "\n")
     figure_path = out.with_suffix(f".{result.figure_name}.png")
-    from . import plots
-
     plots.set_theme()
     result.figure().savefig(figure_path, dpi=120)
     print(f"wrote {out} and {figure_path}", file=sys.stderr)

@@ -12,8 +12,6 @@ from __future__ import annotations
 import os
 from dataclasses import asdict, dataclass
 
-import torch
-
 from ._checks import check_int
 
 PROFILE_ENV = "ATTNSINK_PROFILE"
@@ -28,6 +26,8 @@ def resolve_profile(profile: str | None = None) -> str:
     if profile is None:
         profile, source = os.environ.get(PROFILE_ENV) or None, PROFILE_ENV
     if profile is None:
+        import torch  # here, so that reading the settings does not load torch
+
         return "full" if torch.cuda.is_available() else "quick"
     if profile not in PROFILES:
         raise ValueError(f"{source} must be one of {list(PROFILES)}, got {profile!r}")
