@@ -1,6 +1,7 @@
 # Two commands do everything on a fresh machine (see README.md):
 #   make book   build the HTML book into _build/html, executing every chapter
 #   make test   run the unit tests and execute every chapter under pytest (nbmake)
+#   make publish  push the built book (_build/html) to the gh-pages branch of $(REMOTE) with ghp-import
 # Both create a virtual environment in .venv first. Where no NVIDIA GPU is present, the
 # CPU build of PyTorch is installed before the project, so pip never pulls the CUDA one.
 
@@ -11,7 +12,10 @@ TORCH_CPU ?= torch==2.13.0
 BOOKFLAGS ?= -W --keep-going
 STAMP := $(VENV)/.installed
 
-.PHONY: book test env clean
+REMOTE ?= origin
+HTML ?= _build/html
+
+.PHONY: book test env clean publish
 
 env: $(STAMP)
 
@@ -32,6 +36,12 @@ book: $(STAMP)
 
 test: $(STAMP)
 	$(BIN)/python -m pytest tests --nbmake book/ --nbmake-timeout=1200 --durations=10
+
+publish:
+	@test -f $(HTML)/index.html || { echo "error: no built book in $(HTML): run make book first" >&2; exit 2; }
+	@test -x $(BIN)/ghp-import || { echo "error: $(BIN)/ghp-import is missing: run make env" >&2; exit 2; }
+	$(BIN)/ghp-import --no-jekyll --push --force --remote $(REMOTE) \
+		--message "Publish the book built from $$(git rev-parse --short HEAD 2>/dev/null || echo an unknown commit)" $(HTML)
 
 clean:
 	rm -rf _build

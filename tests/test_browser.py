@@ -2,13 +2,14 @@
 
 Builds the HTML book (incremental: fast when ``_build`` is up to date), serves it on
 localhost and opens every page. Fails on a JavaScript error, a missing image, an empty
-page, a page missing from the navigation, or a chapter without its Colab button. Saves
+page, a page missing from the navigation, a chapter without its Colab button, or math that
+MathJax did not typeset (a raw ``\(``, ``\[`` or ``$$`` left in the visible text). Saves
 screenshots of the landing page and of chapter 1 under ``test-artifacts/``.
 
 Select it alone with ``pytest -m browser``. Needs Debian's ``chromium`` and the
 ``playwright`` package; without them it is skipped, unless ``ATTNSINK_REQUIRE_BROWSER=1``
 (as in CI), which turns the skip into a failure. Requests to any host but localhost are
-blocked, so math from a CDN stays unrendered, which is not an error here.
+blocked, as a reader's laptop without network would: the book serves its own MathJax.
 """
 
 from __future__ import annotations
@@ -115,6 +116,35 @@ def visit(browser, url: str) -> tuple:
     return page, problems
 
 
+MATH_JS = """() => {
+  const math = Array.from(document.querySelectorAll('main .math'));
+  return {math: math.length, untypeset: math.filter(m => !m.querySelector('mjx-container')).length,
+          mathjax: !!(window.MathJax && window.MathJax.startup)};
+}"""
+
+
+def math_problems(page) -> list[str]:
+    """Formulas MathJax left untypeset on ``page`` and raw TeX delimiters in its visible text."""
+    try:  # MathJax typesets after the page's load event; wait for it (or for a page without math)
+        page.wait_for_function(
+            "() => !document.querySelector('main .math') || "
+            "(window.MathJax && window.MathJax.startup && window.MathJax.startup.document && "
+            "document.querySelectorAll('main .math mjx-container').length > 0)",
+            timeout=15_000,
+        )
+        page.evaluate("() => window.MathJax && window.MathJax.startup ? window.MathJax.startup.promise : null")
+    except Exception:  # timed out: what is (not) there is reported below
+        pass
+    info = page.evaluate(MATH_JS)
+    problems = []
+    if info["untypeset"]:
+        why = "MathJax ran" if info["mathjax"] else "MathJax did not load"
+        problems.append(f"{info['untypeset']} of {info['math']} formulas not typeset ({why})")
+    text = page.inner_text("main")
+    problems += [f"raw {d} in the visible text" for d in ("\\(", "\\[", "$$") if d in text]
+    return problems
+
+
 def test_every_page_renders(site):
     base, browser = site
     colab_url = yaml.safe_load((ROOT / "_config.yml").read_text())["repository"]["url"]
@@ -134,9 +164,22 @@ def test_every_page_renders(site):
             )
             assert expected in colab, f"{rel}: no Colab launch link to {expected}"
             assert page.locator("figure img").count() >= 1, f"{rel}: a chapter without a figure"
+        if (ROOT / rel).with_suffix(".ipynb").exists():  # every chapter has formulas: the check has work
+            assert page.locator("main .math").count() > 0, f"{rel}: a chapter without math?"
+        assert not math_problems(page), f"{rel}: {math_problems(page)}"
         page.wait_for_timeout(300)  # let late scripts run and report
         assert not problems, f"{rel}: {problems}"
         page.close()
+
+
+def test_the_math_check_fails_on_untypeset_math(site):
+    """A page whose formulas MathJax never typeset (here: no MathJax at all) is caught."""
+    _, browser = site
+    page = browser.new_page()
+    page.set_content('<main><p>The mean <span class="math">\\(\\bar x\\)</span> and $$y$$.</p></main>')
+    problems = math_problems(page)
+    assert any("not typeset" in p for p in problems) and any("raw" in p for p in problems), problems
+    page.close()
 
 
 def test_every_page_is_in_the_navigation(site):

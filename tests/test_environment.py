@@ -20,12 +20,13 @@ def test_environment_matches_pyproject():
     wanted = [*project["dependencies"], *(d for extra in project["optional-dependencies"].values() for d in extra)]
     env = yaml.safe_load((ROOT / "environment.yml").read_text())
     conda = dict(split(d) for d in env["dependencies"] if isinstance(d, str))
+    pip = next(d["pip"] for d in env["dependencies"] if isinstance(d, dict))
+    conda.update(split(d) for d in pip if not d.startswith("-"))  # packages only on PyPI go through pip
     for requirement in wanted:
         name, spec = split(requirement)
         conda_name = CONDA_NAMES.get(name, name)
         assert conda_name in conda, f"{conda_name} (from pyproject's {requirement!r}) is missing in environment.yml"
         assert conda[conda_name] == spec, f"{conda_name}: environment.yml has {conda[conda_name]!r}, pyproject {spec!r}"
-    pip = next(d["pip"] for d in env["dependencies"] if isinstance(d, dict))
     assert "-e ." in pip, "environment.yml must install the project itself"
 
 
