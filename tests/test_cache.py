@@ -123,3 +123,31 @@ def test_no_cache_dir_means_no_files(tmp_path, monkeypatch):
     monkeypatch.chdir(tmp_path)
     train_seeds_cached(TASK, [0], cache_dir=None, attention="relu", **KW)
     assert not list(tmp_path.rglob("*.pt"))
+
+
+def test_memoized_keeps_results_keyed_by_the_weights(tmp_path):
+    from attnsink import AttentionModel
+    from attnsink.cache import memoized
+
+    calls = []
+
+    def norm_of_w_q(model, task, *, scale=1.0):
+        calls.append(1)
+        return {"value": model.W_Q.detach().norm() * scale}
+
+    f = memoized(norm_of_w_q, cache_dir=tmp_path)
+    a, b = AttentionModel(8, seed=0), AttentionModel(8, seed=1)
+    first = f(a, TASK, scale=2.0)
+    assert torch.equal(f(a, TASK, scale=2.0)["value"], first["value"]) and len(calls) == 1  # read back
+    f(b, TASK, scale=2.0)
+    f(a, TASK, scale=3.0)
+    f(a, TriggerTask(d_model=8, seq_len=9), scale=2.0)
+    assert len(calls) == 4  # other weights, other arguments, another task: computed again
+    with torch.no_grad():
+        a.W_Q.add_(1.0)
+    f(a, TASK, scale=2.0)
+    assert len(calls) == 5  # the same model object with new weights is a new key
+    memoized(norm_of_w_q, cache_dir=None)(a, TASK)
+    assert len(calls) == 6 and len(list(tmp_path.glob("*.pt"))) == 5  # None: no cache
+    with pytest.raises(ValueError, match="memoize"):
+        f(object(), TASK)

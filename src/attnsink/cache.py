@@ -194,3 +194,59 @@ def train_seeds_cached(
             if cache_dir is not None:
                 store(cache_dir, {**base, "seed": r.seed}, r.to_payload())
     return [found[s] for s in seeds]
+
+
+def _fingerprint(value) -> Any:
+    """A JSON-able stand-in for an argument of a memoized function: a model by its config and
+    a hash of its weights, a tensor by a hash of its values, a dataclass by its fields."""
+    import dataclasses
+
+    if isinstance(value, torch.nn.Module):
+        h = hashlib.sha256()
+        for name, tensor in sorted(value.state_dict().items()):
+            h.update(name.encode())
+            h.update(tensor.detach().cpu().contiguous().numpy().tobytes())
+        config = getattr(value, "config", type(value).__name__)
+        return {"module": config, "weights": h.hexdigest()}
+    if isinstance(value, torch.Tensor):
+        t = value.detach().cpu().contiguous()
+        return {"tensor": str(t.dtype), "shape": list(t.shape), "sha": hashlib.sha256(t.numpy().tobytes()).hexdigest()}
+    if dataclasses.is_dataclass(value) and not isinstance(value, type):
+        return {type(value).__name__: dataclasses.asdict(value)}
+    if isinstance(value, (list, tuple)):
+        return [_fingerprint(v) for v in value]
+    if isinstance(value, dict):
+        return {str(k): _fingerprint(v) for k, v in value.items()}
+    if value is None or isinstance(value, (bool, int, float, str)):
+        return value
+    raise ValueError(f"cannot memoize a call with an argument of type {type(value).__name__}")
+
+
+def memoized(fn: Callable, *, cache_dir: str | Path | None | bool = True) -> Callable:
+    """``fn`` with its results kept in the results cache: for deterministic, expensive analysis
+    of trained models (certified hull distances, the terms of the theorems' inequalities).
+
+    A result's key holds the function's name, its arguments (a model by its weights) and a
+    hash of the source of the function's own module besides the training modules, so an edit
+    to that module recomputes it and an edit anywhere else does not. The results must be
+    what the cache stores (tensors, numbers, strings, lists, dicts). ``cache_dir=True`` (the
+    default) means :func:`default_cache_dir` at call time; None turns the memo off.
+    """
+    import inspect
+
+    source = hashlib.sha256(Path(inspect.getsourcefile(fn)).read_bytes()).hexdigest()
+
+    def call(*args, **kwargs):
+        folder = default_cache_dir() if cache_dir is True else cache_dir
+        config = {
+            "kind": "memoized",
+            "function": f"{fn.__module__}.{fn.__qualname__}",
+            "function_source": source,
+            "args": _fingerprint(list(args)),
+            "kwargs": _fingerprint(kwargs),
+        }
+        return cached(folder, config, lambda: fn(*args, **kwargs))
+
+    call.__wrapped__ = fn
+    call.__name__, call.__qualname__, call.__doc__ = fn.__name__, fn.__qualname__, fn.__doc__
+    return call

@@ -13,7 +13,7 @@ from dataclasses import dataclass
 import numpy as np
 import torch
 
-from ._checks import check_int
+from ._checks import check_int, check_number
 from .attention import bos_mass, masked_mean
 from .model import AttentionModel
 from .task import Batch, TriggerTask
@@ -208,17 +208,21 @@ def _project_simplex(v: torch.Tensor) -> torch.Tensor:
 
 
 @torch.no_grad()
-def hull_distance(points: torch.Tensor, mask: torch.Tensor | None = None, *, iters: int = 2000):
+def hull_distance(points: torch.Tensor, mask: torch.Tensor | None = None, *, iters: int = 2000, tol: float = 1e-7):
     """Distance from the origin to the convex hull of ``points`` (..., m, n), with bounds.
 
     ``mask`` (..., m) selects the points that count (at least one per row). Solved by
-    accelerated projected gradient descent on the weights; returns ``(lower, upper)``:
+    accelerated projected gradient descent on the weights, for at most ``iters`` steps and
+    until every row's gap ``upper - lower`` is at most ``tol`` (checked every 25 steps);
+    returns ``(lower, upper)``:
     ``upper`` is the norm of the best convex combination p found and ``lower`` =
     max(0, min_k <u_k, p>/``|p|``) is a certified lower bound (for any unit w, every point v of
     the hull has ``|v|`` >= <v, w> >= min_k <u_k, w>; rounded down when cast back to the input's
     dtype). They meet at the optimum. Used in the theory chapter, where the distance bounds
     how much mass a softmax head can keep off BOS.
     """
+    check_int("iters", iters, 1)
+    check_number("tol", tol, low_open=False)
     if mask is None:
         mask = torch.ones(points.shape[:-1], dtype=torch.bool, device=points.device)
     if not mask.any(dim=-1).all():
@@ -235,17 +239,25 @@ def hull_distance(points: torch.Tensor, mask: torch.Tensor | None = None, *, ite
     big = 1e9  # pushes unselected weights far below the rest: the projection gives them 0
     lam = mask.double() / mask.sum(dim=-1, keepdim=True)
     ahead, t = lam, 1.0
-    for _ in range(iters):  # accelerated projected gradient (FISTA)
+
+    def bounds(lam):
+        p = (lam.unsqueeze(-1) * pts).sum(dim=-2)  # (..., n): the convex combination
+        upper = p.norm(dim=-1)
+        support = (pts @ p.unsqueeze(-1)).squeeze(-1)  # <u_k, p>
+        lower = torch.where(mask, support, big).min(dim=-1).values / upper.clamp(min=1e-300)
+        return torch.where(upper > 0, lower.clamp(min=0.0), torch.zeros_like(upper)), upper
+
+    for it in range(iters):  # accelerated projected gradient (FISTA)
         grad = 2.0 * (gram @ ahead.unsqueeze(-1)).squeeze(-1)
         new = _project_simplex(torch.where(mask, ahead - step * grad, -big))
         t_next = (1.0 + math.sqrt(1.0 + 4.0 * t * t)) / 2.0
         ahead = new + ((t - 1.0) / t_next) * (new - lam)
         lam, t = new, t_next
-    p = (lam.unsqueeze(-1) * pts).sum(dim=-2)  # (..., n)
-    upper = p.norm(dim=-1)
-    support = (pts @ p.unsqueeze(-1)).squeeze(-1)  # <u_k, p>
-    lower = torch.where(mask, support, big).min(dim=-1).values / upper.clamp(min=1e-300)
-    lower = torch.where(upper > 0, lower.clamp(min=0.0), torch.zeros_like(upper))
+        if (it + 1) % 25 == 0:
+            lower, upper = bounds(lam)
+            if (upper - lower).max() <= tol:
+                break
+    lower, upper = bounds(lam)
     lower_cast = lower.to(points.dtype)
     too_high = lower_cast.double() > lower  # keep the bound certified: round down, not to nearest
     lower_cast = torch.where(too_high, torch.nextafter(lower_cast, torch.zeros_like(lower_cast)), lower_cast)
