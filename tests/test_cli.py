@@ -6,6 +6,12 @@ from attnsink.__main__ import main
 from attnsink.experiments import PROFILE_ENV, resolve_profile
 
 
+@pytest.fixture(autouse=True)
+def _no_results_cache(monkeypatch):
+    # the CLI keeps models in the chapters' results cache by default: off here, so each test trains
+    monkeypatch.setenv("ATTNSINK_CACHE_DIR", "")
+
+
 def test_profile_resolution(monkeypatch):
     monkeypatch.delenv(PROFILE_ENV, raising=False)
     assert resolve_profile() in ("quick", "full")
@@ -206,3 +212,29 @@ def test_unwritable_output_fails_before_training(tmp_path, capsys, no_training):
         errors = [line for line in capsys.readouterr().err.splitlines() if "error:" in line]
         assert len(errors) == 1 and named in errors[0], errors
     assert not (tmp_path / "r.json").exists()
+
+
+def test_the_cli_keeps_its_models_in_the_results_cache_by_default(tmp_path, monkeypatch, capsys):
+    cache_dir = tmp_path / "cache"
+    monkeypatch.setenv("ATTNSINK_CACHE_DIR", str(cache_dir))
+    first, second = tmp_path / "first.json", tmp_path / "second.json"
+    assert main(["reproduce", "single_layer", "--profile", "quick", "--seeds", "1", "--out", str(first)]) == 0
+    assert len(list(cache_dir.glob("*.pt"))) >= 2  # a softmax and a ReLU model, kept
+    from attnsink import cache
+
+    def refuse(*args, **kwargs):
+        raise AssertionError("training started")
+
+    monkeypatch.setattr(cache, "train_seeds", refuse)  # a second run reads them and trains nothing
+    assert main(["reproduce", "single_layer", "--profile", "quick", "--seeds", "1", "--out", str(second)]) == 0
+    assert second.read_text() == first.read_text()
+
+
+def test_no_cache_excludes_cache_dir(tmp_path, capsys, no_training):
+    with pytest.raises(SystemExit) as e:
+        main(
+            ["reproduce", "single_layer", "--no-cache", "--cache-dir", str(tmp_path), "--out", str(tmp_path / "r.json")]
+        )
+    assert e.value.code == 2
+    errors = [line for line in capsys.readouterr().err.splitlines() if "error:" in line]
+    assert len(errors) == 1 and "--no-cache" in errors[0]

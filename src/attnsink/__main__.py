@@ -85,8 +85,13 @@ def _parser() -> argparse.ArgumentParser:
     rep.add_argument("--device", default=None, help="torch device (default: cuda when available, else cpu)")
     rep.add_argument("--progress", action="store_true", help="show progress bars")
     rep.add_argument(
-        "--cache-dir", type=Path, default=None, help="reuse and store trained models in this folder (default: no cache)"
+        "--cache-dir",
+        type=Path,
+        default=None,
+        help="reuse and store trained models in this folder (default: the chapters' results cache, "
+        "$ATTNSINK_CACHE_DIR or ~/.cache/attnsink)",
     )
+    rep.add_argument("--no-cache", action="store_true", help="train everything and keep nothing")
     parser.reproduce = rep  # errors about its arguments print its usage
     return parser
 
@@ -111,7 +116,17 @@ def main(argv: list[str] | None = None) -> int:
     out = args.out if args.out is not None else Path("results") / f"{args.name}.json"
     if out.is_dir():
         rep.error(f"argument --out: {str(out)!r} is a folder; give a file name such as {str(out / 'result.json')!r}")
-    for option, folder in (("--out", out.parent), ("--cache-dir", args.cache_dir)):
+    if args.no_cache and args.cache_dir is not None:
+        rep.error("argument --no-cache: not allowed with --cache-dir")
+    if args.no_cache:
+        cache_dir = None
+    elif args.cache_dir is not None:
+        cache_dir = args.cache_dir
+    else:
+        from .cache import default_cache_dir  # the chapters' cache, so a long run is never lost
+
+        cache_dir = default_cache_dir()
+    for option, folder in (("--out", out.parent), ("--cache-dir", cache_dir)):
         problem = folder is not None and _writable_folder(folder)
         if problem:
             rep.error(f"argument {option}: {problem}")
@@ -123,7 +138,7 @@ def main(argv: list[str] | None = None) -> int:
 
     print(f"running {args.name} with the {profile} profile on {device}", file=sys.stderr)
     result = EXPERIMENTS[args.name](
-        profile, seeds=args.seeds, device=device, progress=args.progress, cache_dir=args.cache_dir
+        profile, seeds=args.seeds, device=device, progress=args.progress, cache_dir=cache_dir
     )
 
     table = result.frame()

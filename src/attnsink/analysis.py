@@ -1,0 +1,323 @@
+"""The analyses behind the tables of chapters 3 to 5, one function per table.
+
+Each function takes trained models (or an experiment's result) and returns what a chapter
+shows, a :class:`pandas.DataFrame` or a number, so that a chapter's visible cell is one call
+and its glue and asserts sit in hidden cells. The terms of the per-head inequality, whose
+certified hull distances are the slow part, go through :func:`attnsink.cache.memoized`: a
+warm rebuild reads them from the results cache.
+
+Experiment results are read through what every :class:`~attnsink.experiments.ExperimentResult`
+has: ``results`` (key -> trained runs, each with ``seed`` and ``model``), ``runs`` (one JSON
+record per run), ``heads()`` (one row per head) and ``task``.
+"""
+
+from __future__ import annotations
+
+import pandas as pd
+import torch
+
+from ._checks import check_int
+from .cache import memoized
+from .construct import cancelling_heads
+from .metrics import evaluate, head_bound_terms
+from .model import AttentionModel
+from .task import Batch, TriggerTask
+
+# ---- chapter 3: ReLU escapes ----
+
+
+@torch.no_grad()
+def noise_free_trigger_rms(model: AttentionModel, task: TriggerTask) -> float:
+    """Root mean square, over trigger positions j = 2..L-1, of the error at the trigger on
+    noise-free sequences (every content coordinate 0): the error a head whose scale counts
+    positions, not the averaged tokens, cannot avoid (chapter "ReLU escapes")."""
+    j = torch.arange(2, task.seq_len)
+    noise = torch.full((len(j), task.n_noise_positions, task.n_noise), 0.5)  # a bit of 0.5 is 2 * 0.5 - 1 = 0
+    batch = task.build(j, noise)
+    y_hat, _ = model(batch.x)
+    return (y_hat - batch.y)[batch.is_trigger].pow(2).sum(-1).mean().sqrt().item()
+
+
+@torch.no_grad()
+def relu_trigger_anatomy(runs, batch: Batch, *, positions: tuple[int, ...] = (3, 7, 12)) -> pd.DataFrame:
+    """How trained one-head ReLU models solve the trigger row, one row per (seed, trigger j).
+
+    Columns: ``j x weight on keys 1..j`` (the construction puts 1/j on each, so 1) and its
+    ``spread over keys``; ``j x weight on BOS``; the diagonal and largest off-diagonal entry of
+    the value map ``W_V W_O`` on the noise channels; the mean ``BOS value norm``. ``runs`` are
+    trained runs (``seed``, ``model``); ``batch`` the test sequences.
+    """
+    rows = []
+    for run in runs:
+        model = run.model
+        _, (attn,), (values,) = model(batch.x, return_values=True)
+        vo = (model.W_V[0, 0] @ model.W_O[0, 0]).detach()
+        noise = slice(2, model.d_model - 1)
+        off_diagonal = vo[noise, noise] - torch.diag(vo[noise, noise].diag())
+        for j in positions:
+            w = attn[batch.trigger_pos == j][:, 0, j]  # the trigger row of each sequence: (sequences, keys)
+            rows.append(
+                {
+                    "seed": run.seed,
+                    "trigger j": j,
+                    "j x weight on keys 1..j": (j * w[:, 1 : j + 1]).mean().item(),
+                    "spread over keys": w[:, 1 : j + 1].std().item(),
+                    "j x weight on BOS": (j * w[:, 0]).mean().item(),
+                    "value map on noise (diagonal)": vo[noise, noise].diag().mean().item(),
+                    "value map on noise (off-diagonal)": off_diagonal.abs().max().item(),
+                    "BOS value norm": values[:, 0, 0].norm(dim=-1).mean().item(),
+                }
+            )
+    return pd.DataFrame(rows)
+
+
+@torch.no_grad()
+def bos_trigger_share(
+    model: AttentionModel, task: TriggerTask, *, trigger_pos: int = 7, n: int = 2000, seed: int = 7
+) -> float:
+    """The share of a one-head model's trigger channel, at the trigger row, that comes through
+    BOS (its weight on BOS times BOS's value), on ``n`` sequences with the trigger at
+    ``trigger_pos``."""
+    batch = task.sample(n, generator=torch.Generator().manual_seed(seed), trigger_pos=trigger_pos)
+    out, (attn,), (values,) = model(batch.x, return_values=True)
+    from_bos = (attn[:, 0, trigger_pos, 0, None] * values[:, 0, 0]).mean(0)[1]  # channel 1 is the trigger's
+    return (from_bos / out[:, trigger_pos, 1].mean()).item()
+
+
+@torch.no_grad()
+def content_value_norm(model: AttentionModel, batch: Batch) -> float:
+    """The mean length of a one-head model's values at the non-trigger positions of ``batch``."""
+    _, _, (values,) = model(batch.x, return_values=True)
+    return values[:, 0][batch.is_nontrigger].norm(dim=-1).mean().item()
+
+
+# ---- chapter 4: several layers ----
+
+
+def cancelling_table(task: TriggerTask, margins=(0.0, 2.0, 5.0, 10.0, 20.0)) -> pd.DataFrame:
+    """The two cancelling heads of :func:`attnsink.construct.cancelling_heads`, one row per
+    margin: the largest error, the largest BOS weight at non-trigger rows, head 2's smallest
+    BOS weight at the trigger and the largest gap of a non-trigger row to the uniform 1/(i+1)."""
+    rows = []
+    L = task.seq_len
+    i = torch.arange(L, dtype=torch.float32)[:, None]
+    uniform = torch.where(torch.arange(L) <= i, 1 / (i + 1), 0.0)  # (query, key)
+    for margin in margins:
+        ev = evaluate(cancelling_heads(task, margin), task)
+        attn = ev.attn[0]  # (sequences, heads, query, key)
+        nontrig, trig = ev.batch.is_nontrigger, ev.batch.is_trigger
+        rows.append(
+            {
+                "margin": margin,
+                "largest |error|": ev.errors["linf"],
+                "largest BOS weight, non-trigger rows": attn[..., 0].permute(0, 2, 1)[nontrig].max().item(),
+                "head 2's BOS weight at the trigger (min)": attn[:, 1, :, 0][trig].min().item(),
+                "largest gap to 1/(i+1), non-trigger rows": (attn - uniform)
+                .abs()
+                .amax(-1)
+                .permute(0, 2, 1)[nontrig]
+                .max()
+                .item(),
+            }
+        )
+    return pd.DataFrame(rows)
+
+
+def head_terms(model: AttentionModel, task: TriggerTask, *, n: int = 30, iters: int = 1000) -> pd.DataFrame:
+    """:func:`attnsink.metrics.head_bound_terms` as a table, one row per (sequence, row, layer,
+    head), with ``lhs`` = mass off BOS x D and ``violated`` when lhs exceeds the move plus the
+    float32 slack. Kept in the results cache."""
+    terms = memoized(head_bound_terms)(model, task, n=n, iters=iters)
+    frame = pd.DataFrame({k: v.numpy() for k, v in terms.items()})
+    frame["lhs"] = frame["mass_off_bos"] * frame["d_lower"]
+    frame["violated"] = frame["lhs"] > frame["moved"] + frame["slack"] + 1e-12
+    return frame
+
+
+def bound_check(model: AttentionModel, task: TriggerTask, *, n: int = 30, iters: int = 1000) -> dict:
+    """The per-head inequality checked on one model: how many (sequence, row, head) triples,
+    how many violate it, and the medians of its terms."""
+    t = head_terms(model, task, n=n, iters=iters)
+    return {
+        "(sequence, row, head) triples": len(t),
+        "violations": int(t["violated"].sum()),
+        "median mass off BOS": t["mass_off_bos"].median(),
+        "median D": t["d_lower"].median(),
+        "largest slack": t["slack"].max(),
+        "median lhs / move": (t["lhs"] / t["moved"]).median(),
+    }
+
+
+def model_name(n_layers: int, n_heads: int) -> str:
+    """'2 x 2' for two layers of two heads."""
+    return f"{n_layers} x {n_heads}"
+
+
+def trained_head_terms(result, *, attention: str = "softmax", n: int = 30, iters: int = 1000) -> pd.DataFrame:
+    """:func:`head_terms` of every ``attention`` model of a ``multi_layer`` result, with
+    ``model`` ('2 x 2') and ``seed`` columns."""
+    frames = []
+    for (rule, n_layers, n_heads), runs in result.results.items():
+        if rule != attention:
+            continue
+        for run in runs:
+            frames.append(
+                head_terms(run.model, result.task, n=n, iters=iters).assign(
+                    model=model_name(n_layers, n_heads), seed=run.seed
+                )
+            )
+    return pd.concat(frames, ignore_index=True)
+
+
+def per_head_terms(terms: pd.DataFrame, heads: pd.DataFrame) -> pd.DataFrame:
+    """The inequality's terms averaged per head (``bos_mass``, ``output``, ``move``, ``D``,
+    ``layer_move``) next to the head's kind from ``heads`` (an experiment's ``heads()``)."""
+    per_head = (
+        terms.groupby(["model", "seed", "layer", "head"])
+        .agg(
+            bos_mass=("mass_off_bos", lambda m: 1 - m.mean()),
+            output=("out", "mean"),
+            move=("moved", "mean"),
+            D=("d_lower", "mean"),
+            layer_move=("layer_moved", "mean"),
+        )
+        .reset_index()
+    )
+    kinds = heads.assign(model=[model_name(a, b) for a, b in zip(heads["n_layers"], heads["n_heads"])])
+    return per_head.merge(kinds[["model", "seed", "layer", "head", "kind"]], on=["model", "seed", "layer", "head"])
+
+
+def kinds_phrase(kind: pd.Series, seeds: int) -> str:
+    """'all 12 heads of the 3 seeds are sinks', or the count of every kind present."""
+    check_int("seeds", seeds, 1)
+    counts = kind.value_counts()
+    total = f"{len(kind)} heads of the {seeds} seeds"
+    if len(counts) == 1:
+        return f"all {total} are {counts.index[0]}s"
+    return f"of the {total}, " + ", ".join(f"{n} are {k}" for k, n in counts.items())
+
+
+def cancellation_summary(result, per_head: pd.DataFrame, *, attention: str = "softmax") -> pd.DataFrame:
+    """One row per ``attention`` model of a ``multi_layer`` result: its heads by kind, the
+    largest BOS mass, the mean move of sinks and of diffuse heads, the smallest mean D of a
+    diffuse head, the largest layer move and the mean length of the model's update at
+    non-trigger rows (what it adds to its input there)."""
+    rows = []
+    for (rule, n_layers, n_heads), runs in result.results.items():
+        if rule != attention:
+            continue
+        for run in runs:
+            g = per_head[(per_head["model"] == model_name(n_layers, n_heads)) & (per_head["seed"] == run.seed)]
+            diffuse = g["kind"] == "diffuse"
+            ev = evaluate(run.model, result.task)
+            update = (ev.y_hat - ev.batch.x).norm(dim=-1)[ev.batch.is_nontrigger]
+            rows.append(
+                {
+                    "model": model_name(n_layers, n_heads),
+                    "seed": run.seed,
+                    **{kind: int((g["kind"] == kind).sum()) for kind in ("sink", "dormant", "diffuse")},
+                    "largest BOS mass": g["bos_mass"].max(),
+                    "mean move, sinks": g.loc[~diffuse, "move"].mean(),
+                    "mean move, diffuse": g.loc[diffuse, "move"].mean(),
+                    "smallest mean D, diffuse": g.loc[diffuse, "D"].min(),
+                    "largest layer move": g["layer_move"].max(),
+                    "mean |update|, non-trigger rows": update.mean().item(),
+                }
+            )
+    return pd.DataFrame(rows)
+
+
+# ---- chapter 5: beyond the theorem ----
+
+
+def spread(values: pd.Series) -> str:
+    """'mean [min, max]' to three decimals."""
+    return f"{values.mean():.3f} [{values.min():.3f}, {values.max():.3f}]"
+
+
+def kind_counts(kinds) -> str:
+    """'3 sink, 1 dormant': how many of each kind, the commonest first."""
+    return ", ".join(f"{n} {kind}" for kind, n in pd.Series(list(kinds), dtype=object).value_counts().items())
+
+
+def head_spread(heads: pd.DataFrame) -> pd.DataFrame:
+    """Head by head over the seeds (``heads`` with a ``model`` column): the mean and range of
+    its BOS mass, attention mass and trigger-row weights, and its kinds."""
+    return heads.groupby(["model", "layer", "head"], sort=False).agg(
+        **{
+            "BOS mass": ("bos_mass_nontrigger", spread),
+            "attention mass": ("attn_mass_nontrigger", spread),
+            "trigger row: on tokens 1..j": ("trigger_content_weight", spread),
+            "trigger row: on BOS": ("trigger_bos_weight", spread),
+            "kinds over seeds": ("kind", lambda k: ", ".join(f"{kind} x{n}" for kind, n in k.value_counts().items())),
+        }
+    )
+
+
+def runs_frame(result, label=None) -> pd.DataFrame:
+    """An experiment's run records as a table, with ``kinds``, its heads' kinds counted, and
+    a ``model`` column named by ``label(record)`` when a ``label`` is given."""
+    runs = pd.DataFrame(result.runs)
+    if label is not None:
+        runs["model"] = runs.apply(label, axis=1)
+    runs["kinds"] = [kind_counts(h["kind"] for h in heads) for heads in runs["heads"]]
+    return runs
+
+
+def blocks_summary(result) -> pd.DataFrame:
+    """A ``blocks`` result per (block, attention): the largest head BOS mass of the worst seed,
+    the largest error, the share of runs that met the stopping rule and the heads' kinds."""
+    runs = pd.DataFrame(result.runs)
+    table = (
+        runs.groupby(["blocks", "attention"], sort=False)
+        .agg(
+            largest_head_BOS_mass=("max_head_bos_mass_nontrigger", "min"),
+            linf=("linf", "max"),
+            stopped=("stopped_early", "mean"),
+        )
+        .rename(columns={"largest_head_BOS_mass": "largest head BOS mass (worst seed)"})
+    )
+    table["kinds (all seeds)"] = result.heads().groupby(["blocks", "attention"], sort=False)["kind"].apply(kind_counts)
+    return table
+
+
+def sweep_summary(runs: pd.DataFrame) -> pd.DataFrame:
+    """A sweep's runs per (swept parameter, attention): the smallest BOS mass, the largest
+    attention mass, the median steps, the share that met the stopping rule, the largest error."""
+    return runs.groupby(["swept", "attention"], sort=False).agg(
+        min_bos_mass=("bos_mass_nontrigger", "min"),
+        max_attn_mass=("attn_mass_nontrigger", "max"),
+        median_steps=("steps", "median"),
+        stopped=("stopped_early", "mean"),
+        max_linf=("linf", "max"),
+    )
+
+
+def median_steps(runs: pd.DataFrame, parameter: str) -> pd.Series:
+    """The median steps of a sweep's runs along ``parameter``, per (attention, value)."""
+    if parameter not in set(runs["swept"]):
+        raise ValueError(f"parameter must be one of the swept ones {sorted(set(runs['swept']))}, got {parameter!r}")
+    return runs[runs["swept"] == parameter].groupby(["attention", parameter])["steps"].median()
+
+
+__all__ = [
+    "noise_free_trigger_rms",
+    "relu_trigger_anatomy",
+    "bos_trigger_share",
+    "content_value_norm",
+    "cancelling_table",
+    "head_terms",
+    "bound_check",
+    "model_name",
+    "trained_head_terms",
+    "per_head_terms",
+    "kinds_phrase",
+    "cancellation_summary",
+    "spread",
+    "kind_counts",
+    "head_spread",
+    "runs_frame",
+    "blocks_summary",
+    "sweep_summary",
+    "median_steps",
+]
