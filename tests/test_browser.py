@@ -1,4 +1,4 @@
-"""The built book, opened page by page in headless Chromium.
+r"""The built book, opened page by page in headless Chromium.
 
 Builds the HTML book (incremental: fast when ``_build`` is up to date), serves it on
 localhost and opens every page. Fails on a JavaScript error, a missing image, an empty
