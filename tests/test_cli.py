@@ -238,3 +238,14 @@ def test_no_cache_excludes_cache_dir(tmp_path, capsys, no_training):
     assert e.value.code == 2
     errors = [line for line in capsys.readouterr().err.splitlines() if "error:" in line]
     assert len(errors) == 1 and "--no-cache" in errors[0]
+
+
+def test_an_unwritable_default_cache_is_named(tmp_path, monkeypatch, capsys, no_training):
+    blocker = tmp_path / "a_file"
+    blocker.write_text("")
+    monkeypatch.setenv("ATTNSINK_CACHE_DIR", str(blocker / "cache"))
+    with pytest.raises(SystemExit) as e:
+        main(["reproduce", "single_layer", "--out", str(tmp_path / "r.json")])
+    assert e.value.code == 2
+    errors = [line for line in capsys.readouterr().err.splitlines() if "error:" in line]
+    assert len(errors) == 1 and "ATTNSINK_CACHE_DIR" in errors[0], errors

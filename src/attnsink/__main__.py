@@ -118,15 +118,14 @@ def main(argv: list[str] | None = None) -> int:
         rep.error(f"argument --out: {str(out)!r} is a folder; give a file name such as {str(out / 'result.json')!r}")
     if args.no_cache and args.cache_dir is not None:
         rep.error("argument --no-cache: not allowed with --cache-dir")
+    cache_option, cache_dir = "--cache-dir", args.cache_dir
     if args.no_cache:
         cache_dir = None
-    elif args.cache_dir is not None:
-        cache_dir = args.cache_dir
-    else:
-        from .cache import default_cache_dir  # the chapters' cache, so a long run is never lost
+    elif cache_dir is None:
+        from .cache import CACHE_ENV, default_cache_dir  # the chapters' cache, so a long run is never lost
 
-        cache_dir = default_cache_dir()
-    for option, folder in (("--out", out.parent), ("--cache-dir", cache_dir)):
+        cache_option, cache_dir = f"--cache-dir (default: ${CACHE_ENV} or ~/.cache/attnsink)", default_cache_dir()
+    for option, folder in (("--out", out.parent), (cache_option, cache_dir)):
         problem = folder is not None and _writable_folder(folder)
         if problem:
             rep.error(f"argument {option}: {problem}")
