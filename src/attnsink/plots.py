@@ -23,21 +23,22 @@ def set_theme() -> None:
 
 
 def _heatmap(ax, matrix: np.ndarray, *, title: str, vmax: float, trigger_pos: int | None, cbar: bool = True):
-    """One (query, key) map with the causally masked upper triangle left blank."""
+    """One (query, key) map with the causally masked upper triangle left blank.
+
+    Drawn with matplotlib's ``pcolormesh`` in seaborn's ``rocket_r`` colours, the way
+    ``sns.heatmap`` draws it, but without ``sns.heatmap``'s full redraw of the figure on
+    every call (it draws the whole figure to check its tick labels), which made a grid of
+    n maps cost O(n^2) draws: a 4 x 4 grid took 13 s.
+    """
     L = matrix.shape[0]
     hidden = np.triu(np.ones((L, L), dtype=bool), k=1)
-    sns.heatmap(
-        matrix,
-        mask=hidden,
-        ax=ax,
-        vmin=0.0,
-        vmax=vmax,
-        cmap="rocket_r",
-        square=True,
-        cbar=cbar,
-        cbar_kws={"shrink": 0.7},
-        linewidths=0.0,
+    mesh = ax.pcolormesh(
+        np.ma.masked_array(matrix, mask=hidden), cmap=sns.color_palette("rocket_r", as_cmap=True), vmin=0.0, vmax=vmax
     )
+    ax.set(xlim=(0, L), ylim=(L, 0), aspect="equal")  # row 0 on top, square cells
+    sns.despine(ax=ax, left=True, bottom=True)
+    if cbar:
+        ax.figure.colorbar(mesh, ax=ax, shrink=0.7).outline.set_linewidth(0)
     ax.set_title(title, fontsize=11)
     ax.set_xlabel("key position")
     ax.set_ylabel("query position")

@@ -1,0 +1,71 @@
+"""The attention maps the chapters draw: what they show, and that drawing a grid of maps
+does not render the figure once per map (seaborn's heatmap does, which made chapter 5's
+4 x 4 grids take 13 s each)."""
+
+import matplotlib
+
+matplotlib.use("agg")
+
+import matplotlib.pyplot as plt  # noqa: E402
+import numpy as np  # noqa: E402
+import pytest  # noqa: E402
+import torch  # noqa: E402
+from matplotlib.collections import QuadMesh  # noqa: E402
+from matplotlib.figure import Figure  # noqa: E402
+
+from attnsink import plots  # noqa: E402
+
+
+def _attn(n_layers: int, n_heads: int, L: int = 8) -> list[torch.Tensor]:
+    g = torch.Generator().manual_seed(0)
+    causal = torch.tril(torch.ones(L, L, dtype=torch.bool))
+    out = []
+    for _ in range(n_layers):
+        scores = torch.randn(2, n_heads, L, L, generator=g).masked_fill(~causal, float("-inf"))
+        out.append(torch.softmax(scores, dim=-1))
+    return out
+
+
+def _meshes(fig: Figure) -> list[QuadMesh]:
+    """The maps' meshes (a colour bar's axes has a mesh too, but no title)."""
+    return [c for ax in fig.axes if ax.get_title() for c in ax.collections if isinstance(c, QuadMesh)]
+
+
+def test_head_grid_draws_one_map_per_head_with_the_causal_triangle_blank():
+    attn = _attn(3, 2)
+    fig = plots.head_grid(attn, trigger_pos=3, index=1)
+    meshes = _meshes(fig)
+    assert len(meshes) == 3 * 2
+    first = meshes[0].get_array()  # layer 0, head 0 of sequence 1, row-major
+    L = attn[0].shape[-1]
+    shown = np.ma.getdata(first).reshape(L, L)
+    hidden = np.ma.getmaskarray(first).reshape(L, L)
+    assert np.array_equal(hidden, np.triu(np.ones((L, L), dtype=bool), k=1))
+    lower = ~hidden
+    assert np.allclose(shown[lower], attn[0][1, 0].numpy()[lower])
+    assert meshes[0].norm.vmin == 0.0 and meshes[0].norm.vmax == pytest.approx(1.0)
+    titles = [ax.get_title() for ax in fig.axes if ax.get_title()]
+    assert titles[:2] == ["layer 0, head 0", "layer 0, head 1"]
+    plt.close(fig)
+
+
+def test_a_grid_of_maps_is_not_rendered_while_it_is_built(monkeypatch):
+    draws = []
+    original = Figure.draw
+    monkeypatch.setattr(Figure, "draw", lambda self, renderer: draws.append(1) or original(self, renderer))
+    fig = plots.head_grid(_attn(4, 4), trigger_pos=3)
+    built = len(draws)
+    fig.canvas.draw()
+    assert built <= 1, f"the figure was drawn {built} times while 16 maps were added"
+    assert len(draws) == built + 1  # the patch does count draws
+    plt.close(fig)
+
+
+def test_attention_maps_share_one_colour_scale_from_zero():
+    maps = {"a": _attn(1, 1)[0][:, 0], "b": 2 * _attn(1, 1)[0][:, 0]}
+    fig = plots.attention_maps(maps, trigger_pos=2, ncols=2)
+    meshes = _meshes(fig)
+    assert len(meshes) == 2
+    assert {m.norm.vmin for m in meshes} == {0.0}
+    assert len({m.norm.vmax for m in meshes}) == 1 and meshes[0].norm.vmax >= 1.0
+    plt.close(fig)
