@@ -17,6 +17,7 @@ LAYERS = [
     ["metrics", "theory", "construct", "train"],
     ["engine"],
     ["cache", "profiles"],
+    ["parallel"],
     ["plots", "analysis"],
     ["experiments.base"],
     ["experiments.one_head", "experiments.capped", "experiments.deep", "experiments.sweeps", "experiments.rules"],

@@ -166,12 +166,13 @@ def test_help_needs_no_torch():
 @pytest.fixture
 def no_training(monkeypatch):
     """Fails the test if anything starts training."""
-    from attnsink import cache
+    from attnsink import cache, parallel
 
     def refuse(*args, **kwargs):
         raise AssertionError("training started")
 
-    monkeypatch.setattr(cache, "train_seeds", refuse)
+    for module, name in ((cache, "train_seeds"), (parallel, "train_seeds"), (parallel, "ProcessPoolExecutor")):
+        monkeypatch.setattr(module, name, refuse)
 
 
 @pytest.mark.parametrize(
@@ -181,6 +182,9 @@ def no_training(monkeypatch):
         (["--device", "cuda:0"], {}, "--device"),
         ([], {"ATTNSINK_PROFILE": "fast"}, "ATTNSINK_PROFILE"),
         (["--seeds", "two"], {}, "--seeds"),
+        (["--workers", "0"], {}, "--workers"),
+        ([], {"ATTNSINK_WORKERS": "many"}, "ATTNSINK_WORKERS"),
+        ([], {"ATTNSINK_WORKERS": "0"}, "ATTNSINK_WORKERS"),
     ],
 )
 def test_bad_values_fail_before_training(args, env, named, monkeypatch, capsys, tmp_path, no_training):

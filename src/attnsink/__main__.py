@@ -85,6 +85,12 @@ def _parser() -> argparse.ArgumentParser:
     rep.add_argument("--device", default=None, help="torch device (default: cuda when available, else cpu)")
     rep.add_argument("--progress", action="store_true", help="show progress bars")
     rep.add_argument(
+        "--workers",
+        type=_positive_int,
+        default=None,
+        help="processes that train at once (default: $ATTNSINK_WORKERS, else one per CPU core, one on a GPU)",
+    )
+    rep.add_argument(
         "--cache-dir",
         type=Path,
         default=None,
@@ -113,6 +119,12 @@ def main(argv: list[str] | None = None) -> int:
         device = resolve_device(args.device)
     except ValueError as e:
         rep.error(f"argument --device: {e}")
+    from .parallel import resolve_workers
+
+    try:
+        resolve_workers(args.workers, device)
+    except ValueError as e:
+        rep.error(str(e))
     out = args.out if args.out is not None else Path("results") / f"{args.name}.json"
     if out.is_dir():
         rep.error(f"argument --out: {str(out)!r} is a folder; give a file name such as {str(out / 'result.json')!r}")
@@ -137,7 +149,7 @@ def main(argv: list[str] | None = None) -> int:
 
     print(f"running {args.name} with the {profile} profile on {device}", file=sys.stderr)
     result = EXPERIMENTS[args.name](
-        profile, seeds=args.seeds, device=device, progress=args.progress, cache_dir=cache_dir
+        profile, seeds=args.seeds, device=device, progress=args.progress, cache_dir=cache_dir, workers=args.workers
     )
 
     table = result.frame()

@@ -171,6 +171,24 @@ def train_seeds_cached(
     (``steps``, ``lr``, ``batch_size``, ``stop_linf``); an entry's key holds all of them,
     defaults filled in, so the same run asked for in two ways is found once.
     """
+    dev = resolve_device(device)
+    base, found, missing = cache_lookup(task, seeds, cache_dir=cache_dir, device=dev, **options)
+    if missing:
+        for r in train_seeds(task, missing, device=dev, progress=progress, **base["options"]):
+            found[r.seed] = r
+            store_seed(cache_dir, base, r)
+    return [found[s] for s in seeds]
+
+
+def cache_lookup(
+    task: TriggerTask, seeds: list[int], *, cache_dir: str | Path | None, device: torch.device, **options
+) -> tuple[dict, dict[int, TrainResult], list[int]]:
+    """The seeds of one training call already in the cache, and those missing.
+
+    Returns ``(base, found, missing)``: ``base`` is the entries' key without the seed (its
+    ``options`` are train_seeds' keyword arguments, defaults filled in, so the same run asked
+    for in two ways is found once), ``found`` maps a cached seed to its result.
+    """
     known = {*ARCH_DEFAULTS, "steps", "lr", *RECIPE_DEFAULTS}
     unknown = set(options) - known
     if unknown:
@@ -179,21 +197,20 @@ def train_seeds_cached(
         if name not in options:
             raise ValueError(f"{name} must be given")
     options = {**ARCH_DEFAULTS, **RECIPE_DEFAULTS, **options}
-    dev = resolve_device(device)
-    base = {"kind": "train_seeds", "task": asdict(task), "device": dev.type, **options}
+    base = {"kind": "train_seeds", "task": asdict(task), "device": device.type, **options}
     found = {}
     if cache_dir is not None:
         for s in seeds:
             payload = load(cache_dir, {**base, "seed": s})
             if payload is not None:
                 found[s] = TrainResult.from_payload(payload)
-    missing = [s for s in seeds if s not in found]
-    if missing:
-        for r in train_seeds(task, missing, device=dev, progress=progress, **options):
-            found[r.seed] = r
-            if cache_dir is not None:
-                store(cache_dir, {**base, "seed": r.seed}, r.to_payload())
-    return [found[s] for s in seeds]
+    return {"key": base, "options": options}, found, [s for s in seeds if s not in found]
+
+
+def store_seed(cache_dir: str | Path | None, base: dict, result: TrainResult) -> None:
+    """Keep one seed's result under the key ``base`` of :func:`cache_lookup` (no-op without a cache)."""
+    if cache_dir is not None:
+        store(cache_dir, {**base["key"], "seed": result.seed}, result.to_payload())
 
 
 def _fingerprint(value) -> Any:

@@ -4,7 +4,7 @@ An experiment is a function registered with :func:`experiment`: it receives a
 :class:`Context` (the profile, its :class:`~attnsink.profiles.Settings`, where to train
 and cache) and returns an :class:`ExperimentResult`. The decorator gives every experiment
 the same public signature, ``name(profile=None, *, seeds=None, device=None,
-progress=False, cache_dir=None, **options)``, and enters it in :data:`EXPERIMENTS`, which
+progress=False, cache_dir=None, workers=None, **options)``, and enters it in :data:`EXPERIMENTS`, which
 the command line reads.
 """
 
@@ -19,8 +19,8 @@ from pathlib import Path
 import pandas as pd
 import torch
 
-from ..cache import train_seeds_cached
 from ..metrics import Evaluation, evaluate
+from ..parallel import Job, train_many
 from ..profiles import FIGURE_TRIGGER_POS, N_TEST, Settings, resolve_profile
 from ..task import TriggerTask
 from ..train import TrainResult
@@ -39,31 +39,38 @@ class Context:
     device: torch.device | str | None = None
     progress: bool = False
     cache_dir: str | Path | None = None
+    workers: int | None = None
 
-    def train(self, task: TriggerTask, attention: str, *, lr: float | None = None, **arch) -> list[TrainResult]:
-        """Seeds ``0 .. settings.seeds - 1`` of one model shape, through the cache; ``lr``
-        overrides the recipe's learning rate, ``arch`` holds the shape (``n_layers``, ``mlp``, ...)."""
+    def job(self, task: TriggerTask, attention: str, *, lr: float | None = None, **arch) -> Job:
+        """Seeds ``0 .. settings.seeds - 1`` of one model shape with the profile's recipe;
+        ``lr`` overrides the recipe's learning rate, ``arch`` holds the shape (``n_layers``, ``mlp``, ...)."""
         recipe = self.settings.recipe()
         if lr is not None:
             recipe["lr"] = lr
-        return train_seeds_cached(
-            task,
-            list(range(self.settings.seeds)),
+        return Job(task, tuple(range(self.settings.seeds)), {"attention": attention, **recipe, **arch})
+
+    def train_many(self, jobs: dict) -> dict[object, list[TrainResult]]:
+        """Every job of ``jobs`` (key -> :meth:`job`) trained through the cache, the missing
+        ones side by side (:func:`attnsink.parallel.train_many`); the results under the same keys."""
+        trained = train_many(
+            list(jobs.values()),
             cache_dir=self.cache_dir,
             device=self.device,
             progress=self.progress,
-            attention=attention,
-            **recipe,
-            **arch,
+            workers=self.workers,
         )
+        return dict(zip(jobs, trained))
 
-    def train_and_record(self, task: TriggerTask, attention: str, **arch) -> tuple[list[TrainResult], list[dict], list]:
-        """:meth:`train`, one :func:`run_record` per seed, and seed 0's attention on test
-        sequences with the trigger at :data:`~attnsink.profiles.FIGURE_TRIGGER_POS` (per layer)."""
-        trained = self.train(task, attention, **arch)
+    def train(self, task: TriggerTask, attention: str, *, lr: float | None = None, **arch) -> list[TrainResult]:
+        """One :meth:`job` trained through the cache."""
+        return self.train_many({0: self.job(task, attention, lr=lr, **arch)})[0]
+
+    def record(self, trained: list[TrainResult], task: TriggerTask) -> tuple[list[dict], list]:
+        """One :func:`run_record` per seed, and seed 0's attention on test sequences with the
+        trigger at :data:`~attnsink.profiles.FIGURE_TRIGGER_POS` (per layer)."""
         runs = [run_record(r, evaluate(r.model, task, n=N_TEST)) for r in trained]
         shown = evaluate(trained[0].model, task, n=N_TEST, trigger_pos=FIGURE_TRIGGER_POS)
-        return trained, runs, shown.attn
+        return runs, shown.attn
 
     def result(self, runs: list[dict], **fields) -> ExperimentResult:
         """This experiment's result: ``runs`` and any other :class:`ExperimentResult` field."""
@@ -152,6 +159,7 @@ def _public_signature(body: Callable) -> inspect.Signature:
         P("device", P.KEYWORD_ONLY, default=None, annotation="torch.device | str | None"),
         P("progress", P.KEYWORD_ONLY, default=False, annotation="bool"),
         P("cache_dir", P.KEYWORD_ONLY, default=None, annotation="str | Path | None"),
+        P("workers", P.KEYWORD_ONLY, default=None, annotation="int | None"),
     ]
     own = list(inspect.signature(body).parameters.values())[1:]  # after ctx
     return inspect.Signature(common + own, return_annotation="ExperimentResult")
@@ -163,9 +171,9 @@ def experiment(name: str, settings: dict[str, Settings], *, figure: Callable, fi
 
     def register(body: Callable[..., ExperimentResult]) -> Callable[..., ExperimentResult]:
         @functools.wraps(body)
-        def run(profile=None, *, seeds=None, device=None, progress=False, cache_dir=None, **options):
+        def run(profile=None, *, seeds=None, device=None, progress=False, cache_dir=None, workers=None, **options):
             profile = resolve_profile(profile)
-            ctx = Context(name, profile, settings[profile].with_seeds(seeds), device, progress, cache_dir)
+            ctx = Context(name, profile, settings[profile].with_seeds(seeds), device, progress, cache_dir, workers)
             return body(ctx, **options)
 
         del run.__wrapped__  # the public signature is the shared one, not body's

@@ -27,10 +27,10 @@ def capped_bos(ctx: Context) -> ExperimentResult:
     """
     task = TriggerTask()
     caps = CAPS[ctx.profile]
-    runs, results = [], {}
+    runs = []
     bound_terms = memoized(sink_bound_terms, cache_dir=ctx.cache_dir)  # certified hull distances: slow, kept
+    results = ctx.train_many({cap: ctx.job(task, f"softmax_cap{cap}") for cap in caps})
     for cap in caps:
-        results[cap] = ctx.train(task, f"softmax_cap{cap}")
         for r in results[cap]:
             terms = bound_terms(r.model, task)
             bound = ((terms["mass_off_bos"] * terms["d_lower"] - terms["err_bos"]).clamp(min=0) ** 2).mean().item()

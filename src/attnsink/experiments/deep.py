@@ -23,14 +23,15 @@ def multi_layer(ctx: Context) -> ExperimentResult:
     chapters 4 and 5 and by ``python -m attnsink reproduce multi_layer``.
     """
     task = TriggerTask(residual=True)
-    results, runs, figure_attn = {}, [], {}
-    for n_layers, n_heads in SHAPES:
-        for attention in ("softmax", "relu"):
-            key = (attention, n_layers, n_heads)
-            results[key], new_runs, figure_attn[key] = ctx.train_and_record(
-                task, attention, n_layers=n_layers, n_heads=n_heads
-            )
-            runs += new_runs
+    jobs = {
+        (attention, n_layers, n_heads): ctx.job(task, attention, n_layers=n_layers, n_heads=n_heads)
+        for n_layers, n_heads in SHAPES
+        for attention in ("softmax", "relu")
+    }
+    results, runs, figure_attn = ctx.train_many(jobs), [], {}
+    for key, trained in results.items():
+        new_runs, figure_attn[key] = ctx.record(trained, task)
+        runs += new_runs
     return ctx.result(runs, task=task, results=results, figure_attn=figure_attn)
 
 
@@ -43,12 +44,13 @@ def blocks(ctx: Context) -> ExperimentResult:
     chapter 5 and by ``python -m attnsink reproduce blocks``.
     """
     task = TriggerTask(residual=True)
-    results, runs, figure_attn = {}, [], {}
-    for name, arch in BLOCKS.items():
-        for attention in ("softmax", "relu"):
-            key = (attention, name)
-            results[key], new_runs, figure_attn[key] = ctx.train_and_record(
-                task, attention, n_layers=2, n_heads=2, **arch
-            )
-            runs += [{**r, "blocks": name} for r in new_runs]
+    jobs = {
+        (attention, name): ctx.job(task, attention, n_layers=2, n_heads=2, **arch)
+        for name, arch in BLOCKS.items()
+        for attention in ("softmax", "relu")
+    }
+    results, runs, figure_attn = ctx.train_many(jobs), [], {}
+    for (attention, name), trained in results.items():
+        new_runs, figure_attn[attention, name] = ctx.record(trained, task)
+        runs += [{**r, "blocks": name} for r in new_runs]
     return ctx.result(runs, task=task, results=results, figure_attn=figure_attn)

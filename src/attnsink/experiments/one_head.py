@@ -2,10 +2,9 @@
 
 from __future__ import annotations
 
-from ..metrics import evaluate
-from ..profiles import FIGURE_TRIGGER_POS, N_TEST, SINGLE_LAYER
+from ..profiles import FIGURE_TRIGGER_POS, SINGLE_LAYER
 from ..task import TriggerTask
-from .base import Context, ExperimentResult, experiment, run_record
+from .base import Context, ExperimentResult, experiment
 
 
 def _figure(result: ExperimentResult):
@@ -23,10 +22,10 @@ def single_layer(ctx: Context) -> ExperimentResult:
     Used in chapter 1 and by ``python -m attnsink reproduce single_layer``.
     """
     task = TriggerTask()
-    results, runs, figure_attn = {}, [], {}
-    for attention in ("softmax", "relu"):
-        results[attention] = ctx.train(task, attention)
-        runs += [run_record(r, evaluate(r.model, task, n=N_TEST)) for r in results[attention]]
-        shown = evaluate(results[attention][0].model, task, n=N_TEST, trigger_pos=FIGURE_TRIGGER_POS)
-        figure_attn[attention] = shown.attn[0][:, 0]  # layer 0, head 0: (N_TEST, query, key)
+    results = ctx.train_many({attention: ctx.job(task, attention) for attention in ("softmax", "relu")})
+    runs, figure_attn = [], {}
+    for attention, trained in results.items():
+        new_runs, attn = ctx.record(trained, task)
+        runs += new_runs
+        figure_attn[attention] = attn[0][:, 0]  # layer 0, head 0: (N_TEST, query, key)
     return ctx.result(runs, task=task, results=results, figure_attn=figure_attn)

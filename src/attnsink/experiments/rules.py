@@ -4,10 +4,9 @@ from __future__ import annotations
 
 import pandas as pd
 
-from ..metrics import evaluate
-from ..profiles import FIGURE_TRIGGER_POS, N_TEST, VARIANTS
+from ..profiles import VARIANTS
 from ..task import TriggerTask
-from .base import Context, ExperimentResult, experiment, run_record
+from .base import Context, ExperimentResult, experiment
 
 # What the theory predicts, written down before any training: rules whose rows must sum to
 # 1 (the simplex) need a content-free token to park on, so they sink when BOS is there and
@@ -45,17 +44,13 @@ def variants(ctx: Context, *, rules: list[str] | None = None) -> ExperimentResul
     for rule in rules:
         if rule not in VARIANT_RULES:
             raise ValueError(f"rules must be drawn from {list(VARIANT_RULES)}, got {rule!r}")
-    results, runs, figure_attn = {}, [], {}
-    for bos in (True, False):
-        task = TriggerTask(bos=bos)
-        for attention in rules:
-            trained = ctx.train(task, attention)
-            results[attention, bos] = trained
-            for r in trained:
-                record = run_record(r, evaluate(r.model, task, n=N_TEST))
-                runs.append({**record, "no_bos": not bos, "prediction": VARIANT_RULES[attention]})
-            shown = evaluate(trained[0].model, task, n=N_TEST, trigger_pos=FIGURE_TRIGGER_POS)
-            figure_attn[attention, bos] = shown.attn[0][:, 0]
+    tasks = {bos: TriggerTask(bos=bos) for bos in (True, False)}
+    results = ctx.train_many({(attention, bos): ctx.job(tasks[bos], attention) for bos in tasks for attention in rules})
+    runs, figure_attn = [], {}
+    for (attention, bos), trained in results.items():
+        new_runs, attn = ctx.record(trained, tasks[bos])
+        runs += [{**r, "no_bos": not bos, "prediction": VARIANT_RULES[attention]} for r in new_runs]
+        figure_attn[attention, bos] = attn[0][:, 0]  # layer 0, head 0: (N_TEST, query, key)
     return ctx.result(runs, results=results, figure_attn=figure_attn, meta={"predictions": VARIANT_RULES})
 
 

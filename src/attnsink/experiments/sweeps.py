@@ -25,18 +25,28 @@ def sweep(ctx: Context) -> ExperimentResult:
     """
     points = SWEEP_POINTS[ctx.profile]
     default = {"seq_len": 16, "d_model": 16, "lr": ctx.settings.lr}
-    runs, done = [], {}  # the default point appears in every sweep: train it once
-    for swept, values in points.items():
-        for value in values:
-            point = {**default, swept: value}
-            task = TriggerTask(d_model=point["d_model"], seq_len=point["seq_len"])
-            for attention in ("softmax", "relu"):
-                key = (attention, *point.values())
-                if key not in done:
-                    trained = ctx.train(task, attention, lr=point["lr"])
-                    done[key] = [
-                        {**point, **run_record(r, evaluate(r.model, task, n=N_TEST)), **sink_timing(r.history)}
-                        for r in trained
-                    ]
-                runs += [{"swept": swept, **r} for r in done[key]]
+    swept = [(name, {**default, name: value}) for name, values in points.items() for value in values]
+    jobs, tasks = {}, {}  # keyed by (rule, seq_len, d_model, lr): the default point, in every sweep, is trained once
+    for _, point in swept:
+        task = TriggerTask(d_model=point["d_model"], seq_len=point["seq_len"])
+        for attention in ("softmax", "relu"):
+            key = (attention, *point.values())
+            jobs[key], tasks[key] = ctx.job(task, attention, lr=point["lr"]), task
+    done = {
+        key: [
+            {
+                **dict(zip(default, key[1:])),
+                **run_record(r, evaluate(r.model, tasks[key], n=N_TEST)),
+                **sink_timing(r.history),
+            }
+            for r in trained
+        ]
+        for key, trained in ctx.train_many(jobs).items()
+    }
+    runs = [
+        {"swept": name, **r}
+        for name, point in swept
+        for rule in ("softmax", "relu")
+        for r in done[rule, *point.values()]
+    ]
     return ctx.result(runs, meta={"points": {k: list(v) for k, v in points.items()}})

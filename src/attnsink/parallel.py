@@ -1,0 +1,125 @@
+"""Several training calls at once: the groups of an experiment trained side by side, each in
+its own process, on the CPU's cores.
+
+A one-layer model of the paper's size is too small to keep two cores busy: on a two-core
+CPU, one training process with two threads runs only about 1.4 times as fast as with one
+thread. So an experiment with many independent groups (chapter 6's 18 rules and tasks, the
+sweeps' points) finishes sooner when two one-thread processes train two groups at a time.
+:func:`train_many` does that with the standard library's process pool; each worker trains
+its group with :func:`attnsink.engine.train_seeds` and sends the results back, and this
+process stores them in the results cache as they arrive, so an interrupted run keeps every
+finished group. A model trained in a worker is the same, number for number, as one trained
+here (the engine's results do not depend on the thread count; ``tests/test_parallel.py``
+checks it).
+
+On a GPU, or with one worker, the groups are trained one after the other in this process.
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Sequence
+from concurrent.futures import ProcessPoolExecutor, as_completed
+from dataclasses import dataclass, field
+from multiprocessing import get_context
+from pathlib import Path
+
+import torch
+
+from ._checks import check_int
+from .cache import cache_lookup, store_seed
+from .engine import train_seeds
+from .task import TriggerTask
+from .train import TrainResult, resolve_device
+
+WORKERS_ENV = "ATTNSINK_WORKERS"
+
+
+@dataclass(frozen=True)
+class Job:
+    """One training call: ``seeds`` of one model shape on ``task``; ``options`` are
+    :func:`attnsink.engine.train_seeds`' keyword arguments (``attention``, ``steps``, ``lr``, ...)."""
+
+    task: TriggerTask
+    seeds: tuple[int, ...]
+    options: dict = field(default_factory=dict)
+
+
+def resolve_workers(workers: int | None, device: torch.device) -> int:
+    """How many processes train at once: ``workers``, else ``$ATTNSINK_WORKERS``, else one per
+    CPU core on the CPU and one on a GPU."""
+    if workers is not None:
+        check_int("workers", workers, 1)
+        return workers
+    value = os.environ.get(WORKERS_ENV)
+    if value:
+        try:
+            workers = int(value)
+        except ValueError:
+            workers = 0
+        if workers < 1:
+            raise ValueError(f"{WORKERS_ENV} must be a whole number >= 1, got {value!r}")
+        return workers
+    return (os.cpu_count() or 1) if device.type == "cpu" else 1
+
+
+def _init_worker(threads: int) -> None:
+    torch.set_num_threads(threads)
+
+
+def _train_payloads(task: TriggerTask, seeds: list[int], device: str, options: dict) -> list[dict]:
+    """In a worker: train one group, return its results as plain tensors (picklable)."""
+    trained = train_seeds(task, seeds, device=torch.device(device), progress=False, **options)  # no bar per worker
+    return [r.to_payload() for r in trained]
+
+
+def train_many(
+    jobs: Sequence[Job],
+    *,
+    cache_dir: str | Path | None,
+    device: torch.device | str | None = None,
+    progress: bool = False,
+    workers: int | None = None,
+) -> list[list[TrainResult]]:
+    """Every job's results (one :class:`~attnsink.train.TrainResult` per seed, in the job's
+    order), through the results cache: what is cached is read, what is missing is trained,
+    by up to ``workers`` processes at once (see :func:`resolve_workers`), and stored as each
+    group finishes. ``progress`` shows one bar of groups done and left."""
+    dev = resolve_device(device)
+    n_workers = resolve_workers(workers, dev)
+    lookups = [cache_lookup(job.task, list(job.seeds), cache_dir=cache_dir, device=dev, **job.options) for job in jobs]
+    todo = [i for i, (_, _, missing) in enumerate(lookups) if missing]
+    n_workers = min(n_workers, len(todo))
+    if n_workers <= 1:  # one after the other, here, with the engine's own progress bars
+        for i in todo:
+            base, found, missing = lookups[i]
+            for result in train_seeds(jobs[i].task, missing, device=dev, progress=progress, **base["options"]):
+                found[result.seed] = result
+                store_seed(cache_dir, base, result)
+        return [[found[s] for s in job.seeds] for job, (_, found, _) in zip(jobs, lookups)]
+    threads = max(1, (os.cpu_count() or 1) // n_workers)
+    bar = None
+    if progress:
+        from tqdm.auto import tqdm
+
+        bar = tqdm(total=len(todo), desc=f"training groups ({n_workers} processes)", unit="group")
+    spawn = get_context("spawn")  # not fork: a forked copy of a process running torch's threads can hang
+    pool = ProcessPoolExecutor(n_workers, mp_context=spawn, initializer=_init_worker, initargs=(threads,))
+    try:
+        futures = {
+            pool.submit(_train_payloads, jobs[i].task, lookups[i][2], dev.type, lookups[i][0]["options"]): i
+            for i in todo
+        }
+        for future in as_completed(futures):
+            base, found, _ = lookups[futures[future]]
+            for payload in future.result():
+                result = TrainResult.from_payload(payload)
+                found[result.seed] = result
+                store_seed(cache_dir, base, result)
+            if bar is not None:
+                bar.update()
+    finally:
+        pool.shutdown(wait=True, cancel_futures=True)  # on an error or Ctrl-C: what finished is stored
+        if bar is not None:
+            bar.close()
+    return [[found[s] for s in job.seeds] for job, (_, found, _) in zip(jobs, lookups)]
