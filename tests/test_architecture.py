@@ -13,7 +13,7 @@ LIB = Path(attnsink.__file__).parent
 LAYERS = [
     ["_checks"],
     ["attention", "task"],
-    ["model"],
+    ["model", "lm"],
     ["metrics", "theory", "construct", "train"],
     ["engine"],
     ["cache", "profiles"],

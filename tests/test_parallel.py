@@ -89,3 +89,30 @@ def test_default_workers(monkeypatch):
     monkeypatch.setenv(parallel.WORKERS_ENV, "3")
     assert resolve_workers(None, torch.device("cpu")) == 3
     assert resolve_workers(1, torch.device("cpu")) == 1  # an explicit count wins
+
+
+def test_the_longest_groups_start_first(tmp_path, monkeypatch):
+    from concurrent.futures import Future
+
+    submitted = []
+
+    class InProcess:  # a pool that runs each group here, in the order it is submitted
+        def __init__(self, *args, **kwargs):
+            pass
+
+        def submit(self, fn, task, seeds, device, options):
+            submitted.append((options["n_layers"], options["n_heads"]))
+            future = Future()
+            future.set_result(fn(task, seeds, device, options))
+            return future
+
+        def shutdown(self, **kwargs):
+            pass
+
+    monkeypatch.setattr(parallel, "ProcessPoolExecutor", InProcess)
+    task = TriggerTask(d_model=8, seq_len=8, residual=True)
+    shapes = [(1, 1), (2, 2), (1, 2)]
+    jobs = [Job(task, (0,), {"attention": "relu", "n_layers": a, "n_heads": b, **RECIPE}) for a, b in shapes]
+    out = train_many(jobs, cache_dir=tmp_path, device="cpu", workers=2)
+    assert submitted == [(2, 2), (1, 2), (1, 1)]
+    assert [r[0].model.config["n_layers"] for r in out] == [1, 2, 1]  # results in the jobs' order

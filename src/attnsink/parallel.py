@@ -63,6 +63,13 @@ def resolve_workers(workers: int | None, device: torch.device) -> int:
     return (os.cpu_count() or 1) if device.type == "cpu" else 1
 
 
+def _cost(job: Job, seeds: int) -> float:
+    """A rough guess of a group's training time, to start the longest groups first: seeds x
+    step cap x layers x heads x the size of one head's (query, key) and (key, d) work."""
+    o, t = job.options, job.task
+    return seeds * o["steps"] * o.get("n_layers", 1) * o.get("n_heads", 1) * t.seq_len * (t.seq_len + t.d_model)
+
+
 def _init_worker(threads: int) -> None:
     torch.set_num_threads(threads)
 
@@ -89,6 +96,7 @@ def train_many(
     n_workers = resolve_workers(workers, dev)
     lookups = [cache_lookup(job.task, list(job.seeds), cache_dir=cache_dir, device=dev, **job.options) for job in jobs]
     todo = [i for i, (_, _, missing) in enumerate(lookups) if missing]
+    todo.sort(key=lambda i: -_cost(jobs[i], len(lookups[i][2])))  # the longest first, so no worker idles at the end
     n_workers = min(n_workers, len(todo))
     if n_workers <= 1:  # one after the other, here, with the engine's own progress bars
         for i in todo:

@@ -1,0 +1,136 @@
+"""The small GPT of attnsink.lm: its data, its shapes, causality, every attention rule,
+determinism per seed, a loss that falls, its metrics on heads whose answer is known, and
+bad input refused."""
+
+import numpy as np
+import pytest
+import torch
+
+from attnsink.attention import ATTENTION_RULES
+from attnsink.lm import GPT, SINK_EPS, BigramBackcopy, CharText, head_metrics, lm_loss, text_corpus, train_lm
+
+TASK = BigramBackcopy(vocab_size=16, n_triggers=2, seq_len=24)
+
+
+def small(attention="softmax", seed=0, vocab=TASK.vocab_size, seq_len=TASK.seq_len, **kw):
+    return GPT(vocab, seq_len=seq_len, d_model=16, n_layers=2, n_heads=2, attention=attention, seed=seed, **kw)
+
+
+def test_backcopy_copies_after_every_trigger_and_follows_the_chain_elsewhere():
+    x = TASK.sample(400, seed=1)
+    P, triggers = TASK.chain()
+    assert x.shape == (400, 24) and (x[:, 0] == TASK.bos_id).all()
+    assert not np.isin(x[:, 1].numpy(), triggers).any()  # never starts with a trigger
+    body = x[:, 1:].numpy()
+    assert body.max() < TASK.vocab_size
+    hit = TASK.trigger_targets(x).numpy()  # (n, L - 1): target t + 1 is a copy
+    prev_is_trigger = np.isin(x[:, :-1].numpy(), triggers)
+    prev_is_trigger[:, :2] = False
+    assert np.array_equal(hit, prev_is_trigger) and hit.any()
+    n, t = np.nonzero(hit)
+    assert np.array_equal(x[n, t + 1].numpy(), x[n, t - 1].numpy())  # the copy of the token before the trigger
+    # elsewhere, transitions follow the chain: every observed bigram has positive probability
+    n, t = np.nonzero(~hit[:, 1:])
+    t = t + 1
+    assert (P[x[n, t].numpy(), x[n, t + 1].numpy()] > 0).all()
+
+
+def test_backcopy_without_bos_and_the_same_draws_per_seed():
+    task = BigramBackcopy(vocab_size=16, n_triggers=2, seq_len=24, bos=False)
+    x = task.sample(50, seed=3)
+    assert (x < 16).all() and x.shape == (50, 24)
+    assert torch.equal(x, task.sample(50, seed=3)) and not torch.equal(x, task.sample(50, seed=4))
+
+
+def test_text_corpus_is_english_and_windows_start_with_bos():
+    text = text_corpus()
+    assert len(text) > 300_000 and "the" in text
+    task = CharText(seq_len=32)
+    x = task.sample(8, seed=0)
+    assert x.shape == (8, 32) and (x[:, 0] == task.bos_id).all() and (x[:, 1:] < task.vocab_size).all()
+    assert not torch.equal(task.sample(8, seed=0, split="val"), x)
+
+
+@pytest.mark.parametrize("attention", sorted(ATTENTION_RULES) + ["softmax_cap0.5"])
+def test_every_rule_runs_and_is_causal(attention):
+    model = small(attention)
+    x = TASK.sample(3, seed=0)
+    logits, attns, values = model(x, return_attn=True)
+    assert logits.shape == (3, 24, TASK.vocab_size + 1)
+    assert len(attns) == 2 and attns[0].shape == (3, 2, 24, 24) and values[0].shape == (3, 2, 24, 8)
+    assert torch.all(attns[0].triu(1) == 0)  # no weight on the future
+    changed = x.clone()
+    changed[:, 10:] = (changed[:, 10:] + 1) % TASK.vocab_size
+    torch.testing.assert_close(model(changed)[:, :10], logits[:, :10])  # the past does not see the future
+    lm_loss(model, x).backward()
+    assert all(p.grad is not None for p in model.parameters() if p.requires_grad)
+
+
+def test_softmax_rows_sum_to_one_and_relu_rows_can_be_zero():
+    x = TASK.sample(2, seed=0)
+    _, attns, _ = small("softmax")(x, return_attn=True)
+    torch.testing.assert_close(attns[1].sum(-1), torch.ones(2, 2, 24))
+    relu = small("relu")
+    with torch.no_grad():
+        relu.blocks[0]["qkv"].weight[:16].zero_()  # queries 0: every score 0, so every ReLU weight 0
+    _, attns, _ = relu(x, return_attn=True)
+    assert torch.all(attns[0] == 0)
+
+
+def test_same_seed_same_model_and_training():
+    a, b, c = small(seed=1), small(seed=1), small(seed=2)
+    for (name, p), (_, q) in zip(a.named_parameters(), b.named_parameters()):
+        assert torch.equal(p, q), name
+    assert any(not torch.equal(p, r) for p, r in zip(a.parameters(), c.parameters()))
+    ra = train_lm(a, TASK, steps=6, every=3, batch_size=8)
+    rb = train_lm(b, TASK, steps=6, every=3, batch_size=8)
+    np.testing.assert_array_equal(ra.history["loss"], rb.history["loss"])
+
+
+def test_loss_falls_on_backcopy():
+    model = small()
+    r = train_lm(model, TASK, steps=150, lr=3e-3, every=50, batch_size=32)
+    assert r.history["step"].tolist() == [50, 100, 150]
+    assert r.history["val_loss"][-1] < 0.8 * np.log(TASK.vocab_size + 1)  # well below guessing
+    assert r.history["first_mean"].shape == (3, 2, 2)
+
+
+def test_head_metrics_on_heads_that_attend_to_bos_only():
+    model = small()
+    with torch.no_grad():  # keys of BOS huge, others 0: every query puts (almost) all weight on BOS
+        model.blocks[0]["qkv"].weight.zero_()
+        model.blocks[0]["qkv"].weight[:16] = torch.eye(16)  # q = LN(x)
+        model.tok.weight[TASK.bos_id] = 0
+    x = TASK.sample(4, seed=0)
+    m = head_metrics(model, x)
+    assert m["first_mass"].shape == (2, 2, 24) and m["first_mean"].shape == (2, 2)
+    torch.testing.assert_close(m["first_mass"][:, :, 0], torch.ones(2, 2))  # BOS's own row
+    assert 0 <= m["sink"] <= 1
+    assert m["sink"] == float((m["first_mean"] > SINK_EPS).float().mean())
+    # layer 0: every score 0 (keys are zero), so the weights are uniform: 1 / (i + 1) on BOS
+    expected = (1 / torch.arange(1, 25).float())[1:].mean()
+    torch.testing.assert_close(m["first_mean"][0], expected.expand(2), rtol=1e-5, atol=1e-6)
+    assert m["value_ratio"].shape == (2, 2)
+
+
+@pytest.mark.parametrize(
+    "make,named",
+    [
+        (lambda: BigramBackcopy(vocab_size=2), "vocab_size"),
+        (lambda: BigramBackcopy(n_triggers=0), "n_triggers"),
+        (lambda: BigramBackcopy(alpha=0), "alpha"),
+        (lambda: BigramBackcopy(bos=1), "bos"),
+        (lambda: CharText(val_fraction=1.0), "val_fraction"),
+        (lambda: GPT(10, seq_len=8, d_model=10, n_heads=3), "d_model"),
+        (lambda: GPT(10, seq_len=8, attention="nope"), "attention"),
+        (lambda: GPT(10, seq_len=0), "seq_len"),
+        (lambda: train_lm(small(), TASK, steps=0), "steps"),
+        (lambda: train_lm(small(), TASK, steps=1, lr=0), "lr"),
+        (lambda: train_lm(small(), TASK, steps=1, weight_decay=-1), "weight_decay"),
+        (lambda: CharText().sample(2, 0, split="test"), "split"),
+        (lambda: small()(torch.zeros(1, 30, dtype=torch.long)), "seq_len"),
+    ],
+)
+def test_bad_input_is_refused(make, named):
+    with pytest.raises(ValueError, match=named):
+        make()
