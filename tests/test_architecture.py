@@ -20,7 +20,14 @@ LAYERS = [
     ["parallel"],
     ["plots", "analysis"],
     ["experiments.base"],
-    ["experiments.one_head", "experiments.capped", "experiments.deep", "experiments.sweeps", "experiments.rules"],
+    [
+        "experiments.one_head",
+        "experiments.capped",
+        "experiments.deep",
+        "experiments.sweeps",
+        "experiments.rules",
+        "experiments.language",
+    ],
     ["experiments"],
     ["__main__"],
 ]

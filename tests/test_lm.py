@@ -134,3 +134,42 @@ def test_head_metrics_on_heads_that_attend_to_bos_only():
 def test_bad_input_is_refused(make, named):
     with pytest.raises(ValueError, match=named):
         make()
+
+
+def test_backcopy_experiment_records_every_rule_and_reuses_the_cache(tmp_path, monkeypatch):
+    import json
+
+    from attnsink import profiles
+    from attnsink.__main__ import main
+    from attnsink.experiments import backcopy
+
+    monkeypatch.setitem(profiles.BACKCOPY, "quick", profiles.Settings(seeds=1, steps=20, lr=3e-3, batch_size=8))
+    out = tmp_path / "bb.json"
+    main(["reproduce", "backcopy", "--profile", "quick", "--cache-dir", str(tmp_path / "c"), "--out", str(out)])
+    record = json.loads(out.read_text())
+    assert [(r["attention"], r["bos"]) for r in record["runs"]] == [
+        *[(rule, True) for rule in profiles.BACKCOPY_RULES],
+        ("softmax", False),
+    ]
+    for r in record["runs"]:
+        assert np.asarray(r["first_ordinary"]).shape == (2, 4) and 0 <= r["copy_acc"] <= 1
+    assert out.with_suffix(".heads.png").stat().st_size > 0
+
+    def refuse(*args, **kwargs):
+        raise AssertionError("trained again")
+
+    monkeypatch.setattr("attnsink.lm.train_lm", refuse)
+    again = backcopy("quick", cache_dir=tmp_path / "c")
+    assert again.runs[0]["val_loss"] == record["runs"][0]["val_loss"]
+    assert len(list((tmp_path / "c").glob("*.pt"))) == 5  # one entry per trained model
+
+
+def test_backcopy_refuses_workers_it_would_not_use(tmp_path, capsys):
+    from attnsink.__main__ import main
+    from attnsink.experiments import backcopy
+
+    with pytest.raises(SystemExit) as e:
+        main(["reproduce", "backcopy", "--workers", "2", "--out", str(tmp_path / "b.json")])
+    assert e.value.code == 2 and "--workers" in capsys.readouterr().err
+    with pytest.raises(ValueError, match="workers"):
+        backcopy("quick", workers=2, cache_dir=None)

@@ -16,7 +16,7 @@ import os
 import sys
 from pathlib import Path
 
-EXPERIMENT_NAMES = ("blocks", "capped_bos", "multi_layer", "single_layer", "sweep", "variants")
+EXPERIMENT_NAMES = ("backcopy", "blocks", "capped_bos", "multi_layer", "single_layer", "sweep", "variants")
 """The names of :data:`attnsink.experiments.EXPERIMENTS`, here so that ``--help`` needs no
 import of torch (a test checks that the two agree)."""
 PROFILE_CHOICES = ("quick", "full")  # attnsink.profiles.PROFILES, checked by the same test
@@ -33,8 +33,13 @@ TABLE_COLUMNS = [
     "max_head_bos_mass_nontrigger",
     "attn_mass_nontrigger",
     "sink_rate",
+    "val_loss",  # the language models'
+    "copy_acc",
+    "copy_loss",
+    "other_loss",
+    "sink",
 ]
-CONFIG_COLUMNS = ["cap", "no_bos", "blocks", "n_layers", "n_heads", "swept", "seq_len", "d_model", "lr"]
+CONFIG_COLUMNS = ["bos", "cap", "no_bos", "blocks", "n_layers", "n_heads", "swept", "seq_len", "d_model", "lr"]
 
 
 def _json_safe(value):
@@ -125,6 +130,8 @@ def main(argv: list[str] | None = None) -> int:
         resolve_workers(args.workers, device)
     except ValueError as e:
         rep.error(str(e))
+    if args.name == "backcopy" and args.workers not in (None, 1):
+        rep.error("argument --workers: backcopy trains its models one after the other (no worker processes yet)")
     out = args.out if args.out is not None else Path("results") / f"{args.name}.json"
     if out.is_dir():
         rep.error(f"argument --out: {str(out)!r} is a folder; give a file name such as {str(out / 'result.json')!r}")

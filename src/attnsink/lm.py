@@ -369,3 +369,46 @@ def _val_batch(task, n: int) -> torch.Tensor:
 def task_config(task) -> dict:
     """A task's fields with its type, for cache keys and JSON records."""
     return {"task": type(task).__name__, **asdict(task)}
+
+
+@torch.no_grad()
+def backcopy_metrics(model: GPT, task: BigramBackcopy, *, n: int = 256, seed: int = 2**31 - 2) -> dict:
+    """How a model trained on Bigram-Backcopy does it, on ``n`` fresh sequences: the loss and
+    accuracy at the copy targets (the token after a trigger) and the loss elsewhere; per
+    layer and head (lists of lists), the weight on token 0 and the whole row's weight, at
+    queries that are triggers and at ordinary queries (the first real token on)."""
+    x = task.sample(n, seed=seed)
+    was = model.training
+    model.eval()
+    logits, attns, _ = model(x[:, :-1], return_attn=True)
+    model.train(was)
+    logp = torch.log_softmax(logits, dim=-1).gather(-1, x[:, 1:, None])[..., 0]
+    copy = task.trigger_targets(x)  # (n, L - 1), aligned with the queries of x[:, :-1]
+    start = 1 if task.bos else 0
+    ordinary = ~copy
+    ordinary[:, :start] = False  # BOS's own row is not an ordinary query
+    out = {
+        "copy_loss": -logp[copy].mean().item(),
+        "copy_acc": (logits.argmax(-1)[copy] == x[:, 1:][copy]).float().mean().item(),
+        "other_loss": -logp[~copy].mean().item(),
+    }
+    for name, rows in (("trigger", copy), ("ordinary", ordinary)):
+        w = rows[:, None].float()  # (n, 1, query)
+        out[f"first_{name}"] = [((a[..., 0] * w).sum((0, 2)) / w.sum((0, 2))).tolist() for a in attns]
+        out[f"row_{name}"] = [((a.sum(-1) * w).sum((0, 2)) / w.sum((0, 2))).tolist() for a in attns]
+    return out
+
+
+HEAD_KEYS = ("first_trigger", "first_ordinary", "row_trigger", "row_ordinary")
+
+
+def head_rows(runs: list[dict]) -> list[dict]:
+    """Records with :func:`backcopy_metrics`' per-head lists (``attention``, ``bos``, ``seed``
+    and the metrics) as one row per (run, layer, head)."""
+    rows = []
+    for r in runs:
+        for layer, heads in enumerate(r["first_ordinary"]):
+            for head in range(len(heads)):
+                base = {"attention": r["attention"], "bos": r["bos"], "seed": r["seed"], "layer": layer, "head": head}
+                rows.append({**base, **{k: float(r[k][layer][head]) for k in HEAD_KEYS}})
+    return rows

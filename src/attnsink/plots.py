@@ -404,3 +404,23 @@ def sink_certificate(curve: pd.DataFrame, heads: pd.DataFrame) -> plt.Figure:
     sns.despine(fig)
     fig.tight_layout()
     return fig
+
+
+def backcopy_heads(runs: list[dict]) -> plt.Figure:
+    """Each head's weight on token 0 at ordinary queries against trigger queries, one panel
+    per rule (and softmax without BOS), colour = layer: a dormant head sits top left (on
+    token 0 at ordinary tokens, off it at triggers)."""
+    from .lm import head_rows
+
+    df = pd.DataFrame(head_rows(runs))
+    df["model"] = df["attention"] + np.where(df["bos"], "", " (no BOS)")
+    models = list(dict.fromkeys(df["model"]))
+    fig, axes = plt.subplots(1, len(models), figsize=(3.4 * len(models), 3.4), squeeze=False, sharey=True)
+    for ax, name in zip(axes[0], models):
+        part = df[df["model"] == name]
+        sns.scatterplot(data=part, x="first_trigger", y="first_ordinary", hue="layer", palette="deep", ax=ax, s=40)
+        ax.plot([0, 1], [0, 1], color="grey", lw=0.8, ls=":")
+        ax.set(xlim=(-0.03, 1.03), ylim=(-0.03, 1.03), title=name, xlabel="weight on token 0, trigger queries")
+        ax.set_ylabel("weight on token 0, ordinary queries")
+    fig.tight_layout()
+    return fig

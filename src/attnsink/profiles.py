@@ -43,7 +43,7 @@ class Settings:
     steps: int
     lr: float = 1e-3
     batch_size: int = 128
-    stop_linf: float = 5e-3
+    stop_linf: float | None = 5e-3  # None: no stopping rule (the language models)
 
     def with_seeds(self, seeds: int | None) -> Settings:
         """These settings with ``seeds`` seeds (None keeps the profile's number)."""
@@ -105,4 +105,13 @@ SWEEP = {
 VARIANTS = {
     "quick": Settings(seeds=3, steps=5_000),
     "full": Settings(seeds=5, steps=50_000),
+}
+
+# ---- language models: a small GPT on the Bigram-Backcopy language ----
+BACKCOPY_TASK = {"vocab_size": 32, "n_triggers": 3, "seq_len": 48}  # Guo et al. (2024)'s task, small
+BACKCOPY_MODEL = {"d_model": 64, "n_layers": 2, "n_heads": 4}
+BACKCOPY_RULES = ("softmax", "relu", "softmax1", "sigmoid")  # softmax, and three rules that can switch a head off
+BACKCOPY = {  # AdamW at 3e-3, batches of 32 sequences; no stopping rule (stop_linf is unused)
+    "quick": Settings(seeds=2, steps=600, lr=3e-3, batch_size=32, stop_linf=None),
+    "full": Settings(seeds=5, steps=5_000, lr=3e-3, batch_size=32, stop_linf=None),
 }

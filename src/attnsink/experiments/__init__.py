@@ -2,9 +2,10 @@
 
 Modules: :mod:`~attnsink.experiments.base` (what they share), :mod:`~attnsink.experiments.one_head`,
 :mod:`~attnsink.experiments.capped`, :mod:`~attnsink.experiments.deep`,
-:mod:`~attnsink.experiments.sweeps` and :mod:`~attnsink.experiments.rules`.
+:mod:`~attnsink.experiments.sweeps`, :mod:`~attnsink.experiments.rules` and
+:mod:`~attnsink.experiments.language`.
 Every experiment is called the same way, ``NAME(profile=None, *, seeds=None, device=None,
-progress=False, cache_dir=None)``, returns an :class:`~attnsink.experiments.base.ExperimentResult`
+progress=False, cache_dir=None, workers=None)``, returns an :class:`~attnsink.experiments.base.ExperimentResult`
 and is registered in :data:`EXPERIMENTS` for ``python -m attnsink reproduce NAME``. Their
 settings are in :mod:`attnsink.profiles`.
 
@@ -18,6 +19,7 @@ experiment                what it trains                      chapters
 :func:`sweep`             one-layer heads over L, d and lr    5
 :func:`variants`          every attention rule, with and      2, 3, 6
                           without BOS
+:func:`backcopy`          a small GPT on Bigram-Backcopy      (to come)
 ========================  ==================================  =========
 """
 
@@ -43,6 +45,7 @@ from ..profiles import (
 from .base import EXPERIMENTS, Context, ExperimentResult, experiment, run_record
 from .capped import capped_bos
 from .deep import blocks, multi_layer
+from .language import backcopy
 from .one_head import single_layer
 from .rules import VARIANT_RULES, variants, variants_table
 from .sweeps import sweep
@@ -64,6 +67,7 @@ __all__ = [
     "SWEEP_POINTS",
     "VARIANTS",
     "VARIANT_RULES",
+    "backcopy",
     "Context",
     "ExperimentResult",
     "Settings",
