@@ -164,12 +164,15 @@ def test_backcopy_experiment_records_every_rule_and_reuses_the_cache(tmp_path, m
     assert len(list((tmp_path / "c").glob("*.pt"))) == 5  # one entry per trained model
 
 
-def test_backcopy_refuses_workers_it_would_not_use(tmp_path, capsys):
-    from attnsink.__main__ import main
+def test_backcopy_models_are_the_same_trained_here_or_in_workers(monkeypatch):
+    from attnsink import profiles
     from attnsink.experiments import backcopy
 
-    with pytest.raises(SystemExit) as e:
-        main(["reproduce", "backcopy", "--workers", "2", "--out", str(tmp_path / "b.json")])
-    assert e.value.code == 2 and "--workers" in capsys.readouterr().err
-    with pytest.raises(ValueError, match="workers"):
-        backcopy("quick", workers=2, cache_dir=None)
+    monkeypatch.setitem(profiles.BACKCOPY, "quick", profiles.Settings(seeds=1, steps=15, lr=3e-3, batch_size=8))
+    here = backcopy("quick", workers=1, cache_dir=None)
+    pooled = backcopy("quick", workers=2, cache_dir=None)
+    assert here.runs == pooled.runs
+    for key, models in here.results.items():
+        for a, b in zip(models, pooled.results[key]):
+            for (name, p), (_, q) in zip(a.state_dict().items(), b.state_dict().items()):
+                assert torch.equal(p, q), (key, name)

@@ -130,8 +130,6 @@ def main(argv: list[str] | None = None) -> int:
         resolve_workers(args.workers, device)
     except ValueError as e:
         rep.error(str(e))
-    if args.name == "backcopy" and args.workers not in (None, 1):
-        rep.error("argument --workers: backcopy trains its models one after the other (no worker processes yet)")
     out = args.out if args.out is not None else Path("results") / f"{args.name}.json"
     if out.is_dir():
         rep.error(f"argument --out: {str(out)!r} is a folder; give a file name such as {str(out / 'result.json')!r}")

@@ -97,7 +97,7 @@ class BigramBackcopy:
         _, triggers = self.chain()
         inputs = x[:, :-1]
         start = 1 if self.bos else 0
-        hit = torch.isin(inputs, torch.as_tensor(triggers))
+        hit = torch.isin(inputs, torch.as_tensor(triggers, device=x.device))
         hit[:, : start + 1] = False  # the first real token is never a trigger
         return hit
 
@@ -283,11 +283,11 @@ def head_metrics(model: GPT, x: torch.Tensor, *, eps: float = SINK_EPS) -> dict:
     ``value_ratio`` (layers, heads), token 0's value norm over the mean of the others'."""
     was = model.training
     model.eval()
-    _, attns, values = model(x, return_attn=True)
+    _, attns, values = model(x.to(_device(model)), return_attn=True)
     model.train(was)
-    first = torch.stack([a[..., 0].mean(dim=0) for a in attns])  # (layers, heads, query)
+    first = torch.stack([a[..., 0].mean(dim=0) for a in attns]).cpu()  # (layers, heads, query)
     first_mean = first[..., 1:].mean(dim=-1)
-    norms = torch.stack([v.norm(dim=-1).mean(dim=0) for v in values])  # (layers, heads, key)
+    norms = torch.stack([v.norm(dim=-1).mean(dim=0) for v in values]).cpu()  # (layers, heads, key)
     return {
         "first_mass": first,
         "first_mean": first_mean,
@@ -323,14 +323,16 @@ def train_lm(
     progress: bool = False,
 ) -> LMResult:
     """AdamW on next-token cross-entropy for ``steps`` steps; batches of ``batch_size``
-    fresh sequences from ``task`` (a :class:`BigramBackcopy` or :class:`CharText`)."""
+    fresh sequences from ``task`` (a :class:`BigramBackcopy` or :class:`CharText`), on the
+    model's device."""
     check_int("steps", steps, 1)
     check_int("batch_size", batch_size, 1)
     check_int("every", every, 1)
     for name, value in (("lr", lr), ("weight_decay", weight_decay)):
         if not isinstance(value, (int, float)) or isinstance(value, bool) or value < 0 or (name == "lr" and value == 0):
             raise ValueError(f"{name} must be a number {'> 0' if name == 'lr' else '>= 0'}, got {value!r}")
-    val = _val_batch(task, n_val)
+    device = _device(model)
+    val = _val_batch(task, n_val).to(device)
     opt = torch.optim.AdamW(model.parameters(), lr=lr, betas=(0.9, 0.95), weight_decay=weight_decay)
     history = {"step": [], "loss": [], "val_loss": [], "sink": [], "first_mean": []}
     bar = None
@@ -339,7 +341,7 @@ def train_lm(
 
         bar = tqdm(total=steps, desc=f"GPT {model.attention}", leave=False)
     for step in range(1, steps + 1):
-        x = task.sample(batch_size, seed=seed * 1_000_003 + step)
+        x = task.sample(batch_size, seed=seed * 1_000_003 + step).to(device)
         loss = lm_loss(model, x)
         opt.zero_grad(set_to_none=True)
         loss.backward()
@@ -360,6 +362,10 @@ def train_lm(
     return LMResult(model, {k: np.asarray(v) for k, v in history.items()})
 
 
+def _device(model: nn.Module) -> torch.device:
+    return next(model.parameters()).device
+
+
 def _val_batch(task, n: int) -> torch.Tensor:
     if isinstance(task, CharText):
         return task.sample(n, seed=0, split="val")
@@ -377,7 +383,7 @@ def backcopy_metrics(model: GPT, task: BigramBackcopy, *, n: int = 256, seed: in
     accuracy at the copy targets (the token after a trigger) and the loss elsewhere; per
     layer and head (lists of lists), the weight on token 0 and the whole row's weight, at
     queries that are triggers and at ordinary queries (the first real token on)."""
-    x = task.sample(n, seed=seed)
+    x = task.sample(n, seed=seed).to(_device(model))
     was = model.training
     model.eval()
     logits, attns, _ = model(x[:, :-1], return_attn=True)

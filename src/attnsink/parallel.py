@@ -18,7 +18,7 @@ On a GPU, or with one worker, the groups are trained one after the other in this
 from __future__ import annotations
 
 import os
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from concurrent.futures import ProcessPoolExecutor, as_completed
 from dataclasses import dataclass, field
 from multiprocessing import get_context
@@ -80,6 +80,35 @@ def _train_payloads(task: TriggerTask, seeds: list[int], device: str, options: d
     return [r.to_payload() for r in trained]
 
 
+def in_processes(
+    fn: Callable, calls: Sequence[tuple], *, workers: int, on_result: Callable, progress: bool = False, desc: str = ""
+) -> None:
+    """``fn(*args)`` for every ``args`` of ``calls``, in up to ``workers`` processes at once,
+    started in the order given; ``on_result(i, value)`` runs in this process as call ``i``
+    finishes, so whatever finished is kept when another call fails or on Ctrl-C. Each
+    worker process uses ``cpu_count // workers`` threads; ``fn`` must be importable (the
+    processes are spawned, not forked: a forked copy of a process running torch's threads
+    can hang)."""
+    check_int("workers", workers, 1)
+    threads = max(1, (os.cpu_count() or 1) // workers)
+    bar = None
+    if progress:
+        from tqdm.auto import tqdm
+
+        bar = tqdm(total=len(calls), desc=f"{desc} ({workers} processes)", unit="task")
+    pool = ProcessPoolExecutor(workers, mp_context=get_context("spawn"), initializer=_init_worker, initargs=(threads,))
+    try:
+        futures = {pool.submit(fn, *args): i for i, args in enumerate(calls)}
+        for future in as_completed(futures):
+            on_result(futures[future], future.result())
+            if bar is not None:
+                bar.update()
+    finally:
+        pool.shutdown(wait=True, cancel_futures=True)
+        if bar is not None:
+            bar.close()
+
+
 def train_many(
     jobs: Sequence[Job],
     *,
@@ -105,29 +134,14 @@ def train_many(
                 found[result.seed] = result
                 store_seed(cache_dir, base, result)
         return [[found[s] for s in job.seeds] for job, (_, found, _) in zip(jobs, lookups)]
-    threads = max(1, (os.cpu_count() or 1) // n_workers)
-    bar = None
-    if progress:
-        from tqdm.auto import tqdm
 
-        bar = tqdm(total=len(todo), desc=f"training groups ({n_workers} processes)", unit="group")
-    spawn = get_context("spawn")  # not fork: a forked copy of a process running torch's threads can hang
-    pool = ProcessPoolExecutor(n_workers, mp_context=spawn, initializer=_init_worker, initargs=(threads,))
-    try:
-        futures = {
-            pool.submit(_train_payloads, jobs[i].task, lookups[i][2], dev.type, lookups[i][0]["options"]): i
-            for i in todo
-        }
-        for future in as_completed(futures):
-            base, found, _ = lookups[futures[future]]
-            for payload in future.result():
-                result = TrainResult.from_payload(payload)
-                found[result.seed] = result
-                store_seed(cache_dir, base, result)
-            if bar is not None:
-                bar.update()
-    finally:
-        pool.shutdown(wait=True, cancel_futures=True)  # on an error or Ctrl-C: what finished is stored
-        if bar is not None:
-            bar.close()
+    def keep(k: int, payloads: list[dict]) -> None:
+        base, found, _ = lookups[todo[k]]
+        for payload in payloads:
+            result = TrainResult.from_payload(payload)
+            found[result.seed] = result
+            store_seed(cache_dir, base, result)
+
+    calls = [(jobs[i].task, lookups[i][2], dev.type, lookups[i][0]["options"]) for i in todo]
+    in_processes(_train_payloads, calls, workers=n_workers, on_result=keep, progress=progress, desc="training groups")
     return [[found[s] for s in job.seeds] for job, (_, found, _) in zip(jobs, lookups)]

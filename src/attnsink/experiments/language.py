@@ -10,8 +10,10 @@ from pathlib import Path
 import torch
 
 from .. import lm
-from ..cache import cached
+from ..cache import load, store
+from ..parallel import in_processes, resolve_workers
 from ..profiles import BACKCOPY, BACKCOPY_MODEL, BACKCOPY_RULES, BACKCOPY_TASK
+from ..train import resolve_device
 from .base import Context, ExperimentResult, experiment
 
 
@@ -29,22 +31,60 @@ def _lm_source() -> str:
     return h.hexdigest()
 
 
-def train_gpt(ctx: Context, task: lm.BigramBackcopy, attention: str, seed: int) -> tuple[lm.GPT, dict]:
-    """One GPT of :data:`~attnsink.profiles.BACKCOPY_MODEL` trained on ``task``, through the cache."""
-    s = ctx.settings
-    arch = {"vocab_size": task.vocab_size, "seq_len": task.seq_len, **BACKCOPY_MODEL, "attention": attention}
-    recipe = {"steps": s.steps, "lr": s.lr, "batch_size": s.batch_size}
-    key = {"kind": "gpt", "source": _lm_source(), **lm.task_config(task), **arch, **recipe, "seed": seed}
+def _train_gpt(task: lm.BigramBackcopy, arch: dict, recipe: dict, seed: int, device: str, progress=False) -> dict:
+    """Train one GPT (here or in a worker process); its weights and history as plain tensors.
 
-    def compute() -> dict:
-        model = lm.GPT(**arch, seed=seed)
-        r = lm.train_lm(model, task, **recipe, seed=seed, progress=ctx.progress)
-        return {"state": model.state_dict(), "history": {k: torch.from_numpy(v) for k, v in r.history.items()}}
+    On the CPU it trains with one thread wherever it runs: a GPT's matrix products sum in
+    an order that depends on the thread count, and 600 steps of AdamW turn that last-bit
+    difference into a different model, so one thread keeps the numbers the same whether the
+    model was trained here or in a worker (``tests/test_lm.py`` checks it)."""
+    threads = torch.get_num_threads()
+    if device == "cpu":
+        torch.set_num_threads(1)
+    try:
+        model = lm.GPT(**arch, seed=seed).to(device)
+        r = lm.train_lm(model, task, **recipe, seed=seed, progress=progress)
+    finally:
+        torch.set_num_threads(threads)
+    state = {k: v.detach().cpu() for k, v in model.state_dict().items()}
+    return {"state": state, "history": {k: torch.from_numpy(v) for k, v in r.history.items()}}
 
-    payload = cached(ctx.cache_dir, key, compute)
-    model = lm.GPT(**arch, seed=seed)
-    model.load_state_dict(payload["state"])
-    return model, {k: v.numpy() for k, v in payload["history"].items()}
+
+def train_gpts(ctx: Context, runs: list[tuple[lm.BigramBackcopy, str, int]]) -> list[tuple[lm.GPT, dict]]:
+    """GPTs of :data:`~attnsink.profiles.BACKCOPY_MODEL`, one per (task, rule, seed) of ``runs``,
+    through the results cache; the missing ones side by side in worker processes
+    (:func:`attnsink.parallel.in_processes`), one after the other on a GPU."""
+    device = resolve_device(ctx.device)
+    recipe = {"steps": ctx.settings.steps, "lr": ctx.settings.lr, "batch_size": ctx.settings.batch_size}
+    calls, keys, payloads = [], [], {}
+    for i, (task, attention, seed) in enumerate(runs):
+        arch = {"vocab_size": task.vocab_size, "seq_len": task.seq_len, **BACKCOPY_MODEL, "attention": attention}
+        key = {"kind": "gpt", "source": _lm_source(), "device": device.type, **lm.task_config(task), **arch}
+        keys.append({**key, **recipe, "seed": seed})
+        payload = load(ctx.cache_dir, keys[i]) if ctx.cache_dir is not None else None
+        if payload is None:
+            calls.append((i, (task, arch, recipe, seed, device.type)))
+        else:
+            payloads[i] = payload
+
+    def keep(k: int, payload: dict) -> None:
+        i = calls[k][0]
+        payloads[i] = payload
+        if ctx.cache_dir is not None:
+            store(ctx.cache_dir, keys[i], payload)
+
+    workers = min(resolve_workers(ctx.workers, device), len(calls))
+    if workers <= 1:
+        for k, (_, args) in enumerate(calls):
+            keep(k, _train_gpt(*args, progress=ctx.progress))
+    else:
+        in_processes(_train_gpt, [args for _, args in calls], workers=workers, on_result=keep, progress=ctx.progress)
+    out = []
+    for i, (task, attention, seed) in enumerate(runs):
+        model = lm.GPT(task.vocab_size, seq_len=task.seq_len, **BACKCOPY_MODEL, attention=attention, seed=seed)
+        model.load_state_dict(payloads[i]["state"])
+        out.append((model.to(device), {k: v.numpy() for k, v in payloads[i]["history"].items()}))
+    return out
 
 
 @experiment("backcopy", BACKCOPY, figure=_figure, figure_name="heads")
@@ -56,14 +96,15 @@ def backcopy(ctx: Context) -> ExperimentResult:
     :func:`attnsink.lm.backcopy_metrics` (per head: weight on token 0 and the row's weight,
     at trigger and at ordinary queries). ``results`` maps (rule, bos) to the trained models.
     """
-    if ctx.workers not in (None, 1):
-        raise ValueError(f"workers: backcopy trains its models one after the other, got workers={ctx.workers}")
+    models = [(rule, True) for rule in BACKCOPY_RULES] + [("softmax", False)]
+    tasks = {bos: lm.BigramBackcopy(**BACKCOPY_TASK, bos=bos) for bos in (True, False)}
+    wanted = [(tasks[bos], rule, seed) for rule, bos in models for seed in range(ctx.settings.seeds)]
+    trained = iter(train_gpts(ctx, wanted))
     runs, results = [], {}
-    for attention, bos in [(rule, True) for rule in BACKCOPY_RULES] + [("softmax", False)]:
-        task = lm.BigramBackcopy(**BACKCOPY_TASK, bos=bos)
+    for attention, bos in models:
         results[attention, bos] = []
         for seed in range(ctx.settings.seeds):
-            model, history = train_gpt(ctx, task, attention, seed)
+            model, history = next(trained)
             results[attention, bos].append(model)
             runs.append(
                 {
@@ -72,7 +113,7 @@ def backcopy(ctx: Context) -> ExperimentResult:
                     "seed": seed,
                     "val_loss": float(history["val_loss"][-1]),
                     "sink": float(history["sink"][-1]),
-                    **lm.backcopy_metrics(model, task),
+                    **lm.backcopy_metrics(model, tasks[bos]),
                 }
             )
     return ctx.result(runs, results=results, meta={"task": BACKCOPY_TASK, "model": BACKCOPY_MODEL})
