@@ -5,7 +5,7 @@ import numpy as np
 import pytest
 import torch
 
-from attnsink import TriggerTask, parallel
+from attnsink import TriggerTask, cache, parallel
 from attnsink.cache import train_seeds_cached
 from attnsink.parallel import Job, resolve_workers, train_many
 
@@ -48,6 +48,7 @@ def test_cached_groups_are_not_trained_again(tmp_path, monkeypatch):
 
     monkeypatch.setattr(parallel, "ProcessPoolExecutor", refuse)
     monkeypatch.setattr(parallel, "train_seeds", refuse)
+    monkeypatch.setattr(cache, "train_seeds", refuse)
     again = train_many(JOBS[:2], cache_dir=tmp_path, device="cpu", workers=2)
     for a_runs, b_runs in zip(first, again):
         for a, b in zip(a_runs, b_runs):

@@ -173,11 +173,20 @@ def train_seeds_cached(
     """
     dev = resolve_device(device)
     base, found, missing = cache_lookup(task, seeds, cache_dir=cache_dir, device=dev, **options)
+    train_missing(task, (base, found, missing), cache_dir=cache_dir, device=dev, progress=progress)
+    return [found[s] for s in seeds]
+
+
+def train_missing(
+    task: TriggerTask, lookup: tuple, *, cache_dir: str | Path | None, device: torch.device, progress: bool = False
+) -> None:
+    """Train the missing seeds of a :func:`cache_lookup` together, here, and store each one
+    (in ``found`` and in the cache)."""
+    base, found, missing = lookup
     if missing:
-        for r in train_seeds(task, missing, device=dev, progress=progress, **base["options"]):
+        for r in train_seeds(task, missing, device=device, progress=progress, **base["options"]):
             found[r.seed] = r
             store_seed(cache_dir, base, r)
-    return [found[s] for s in seeds]
 
 
 def cache_lookup(

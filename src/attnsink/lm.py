@@ -305,9 +305,6 @@ class LMResult:
     model: GPT
     history: dict
 
-    def to_dict(self) -> dict:
-        return {"config": self.model.config, **{k: np.asarray(v).tolist() for k, v in self.history.items()}}
-
 
 def train_lm(
     model: GPT,

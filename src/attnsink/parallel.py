@@ -27,7 +27,7 @@ from pathlib import Path
 import torch
 
 from ._checks import check_int
-from .cache import cache_lookup, store_seed
+from .cache import cache_lookup, store_seed, train_missing
 from .engine import train_seeds
 from .task import TriggerTask
 from .train import TrainResult, resolve_device
@@ -129,10 +129,7 @@ def train_many(
     n_workers = min(n_workers, len(todo))
     if n_workers <= 1:  # one after the other, here, with the engine's own progress bars
         for i in todo:
-            base, found, missing = lookups[i]
-            for result in train_seeds(jobs[i].task, missing, device=dev, progress=progress, **base["options"]):
-                found[result.seed] = result
-                store_seed(cache_dir, base, result)
+            train_missing(jobs[i].task, lookups[i], cache_dir=cache_dir, device=dev, progress=progress)
         return [[found[s] for s in job.seeds] for job, (_, found, _) in zip(jobs, lookups)]
 
     def keep(k: int, payloads: list[dict]) -> None:

@@ -61,10 +61,6 @@ class Context:
         )
         return dict(zip(jobs, trained))
 
-    def train(self, task: TriggerTask, attention: str, *, lr: float | None = None, **arch) -> list[TrainResult]:
-        """One :meth:`job` trained through the cache."""
-        return self.train_many({0: self.job(task, attention, lr=lr, **arch)})[0]
-
     def record(self, trained: list[TrainResult], task: TriggerTask) -> tuple[list[dict], list]:
         """One :func:`run_record` per seed, and seed 0's attention on test sequences with the
         trigger at :data:`~attnsink.profiles.FIGURE_TRIGGER_POS` (per layer)."""
