@@ -176,3 +176,86 @@ def test_backcopy_models_are_the_same_trained_here_or_in_workers(monkeypatch):
         for a, b in zip(models, pooled.results[key]):
             for (name, p), (_, q) in zip(a.state_dict().items(), b.state_dict().items()):
                 assert torch.equal(p, q), (key, name)
+
+
+def test_head_outputs_are_each_heads_own_write_to_the_residual_stream():
+    from attnsink.lm import head_outputs
+
+    model = small(seed=3)
+    x = TASK.sample(4, seed=2)
+    h = head_outputs(model, x)
+    block = model.blocks[0]
+    a_in = block["ln1"](model.tok(x) + model.pos(torch.arange(x.shape[1])))
+    for head in range(2):
+        # keep only this head's slice of the output projection: the block's attention output is then this head's write
+        keep = torch.zeros_like(block["out"].weight)
+        keep[:, head * model.d_head : (head + 1) * model.d_head] = 1
+        q, k, v = block["qkv"](a_in).view(4, 24, 3, 2, model.d_head).permute(2, 0, 3, 1, 4)
+        w = h["weights"][0]
+        o = (w @ v).transpose(1, 2).reshape(4, 24, -1)
+        written = o @ (block["out"].weight * keep).T
+        assert torch.allclose(h["out_norm"][0][:, head], written.norm(dim=-1), atol=1e-5)
+    # a head's write is a weighted sum of its keys' projected values: at most the weighted sum of their norms
+    for w, norm, key_norm in zip(h["weights"], h["out_norm"], h["key_norm"]):
+        assert (norm <= (w * key_norm[:, :, None, :]).sum(-1) + 1e-5).all()
+
+
+def test_conditional_heads_finds_a_head_that_writes_only_at_one_token(monkeypatch):
+    from attnsink import lm
+
+    x = torch.randint(0, 6, (50, 20), generator=torch.Generator().manual_seed(0))
+    x[:, 0] = 6  # BOS
+    B, L = x.shape
+    on = (x == 0).float()  # token 0 is the trigger
+    weights = torch.zeros(B, 2, L, L)
+    weights[:, 0, :, 0] = 1 - on  # head 0: on BOS when silent ...
+    weights[:, 0, :, 1] = on  # ... and on token 1 when it writes
+    weights[:, 1] = torch.tril(torch.ones(L, L)) / torch.arange(1, L + 1)[:, None]  # head 1: uniform, always writes
+    key_norm = torch.ones(B, 2, L)
+    key_norm[:, 0, 0] = 0.0  # BOS's value is null for head 0
+    out_norm = torch.stack([on + 0.01 * (1 - on), torch.ones(B, L)], dim=1)
+    fake = {"weights": [weights], "out_norm": [out_norm], "key_norm": [key_norm]}
+    monkeypatch.setattr(lm, "head_outputs", lambda model, x: fake)
+    trig, busy = lm.conditional_heads(None, x)
+    assert trig["conditional"] and trig["active_tokens"] == [0] and 0.1 < trig["coverage"] < 0.25
+    assert trig["quiet_ratio"] == pytest.approx(0.01)
+    assert trig["first_silent"] == pytest.approx(1) and trig["null_silent"] == pytest.approx(1)
+    assert trig["first_active"] == 0 and trig["null_active"] == 0 and trig["row_silent"] == pytest.approx(1)
+    assert trig["coherence_active"] == pytest.approx(1)  # one key: nothing to cancel
+    assert np.isnan(trig["coherence_silent"])  # all weight on a zero value: no ratio to take
+    assert not busy["conditional"] and busy["coverage"] == 1
+    with pytest.raises(ValueError, match="coverage"):
+        lm.conditional_heads(None, x, coverage=0)
+    with pytest.raises(ValueError, match="min_count"):
+        lm.conditional_heads(None, x, min_count=10_000)
+
+
+def test_text_lm_experiment_records_history_and_heads_and_reuses_the_cache(tmp_path, monkeypatch):
+    import json
+
+    from attnsink import profiles
+    from attnsink.__main__ import main
+    from attnsink.experiments import language, text_lm
+
+    monkeypatch.setitem(profiles.TEXT, "quick", profiles.Settings(seeds=1, steps=20, lr=3e-3, batch_size=4))
+    monkeypatch.setattr(language, "TEXT_EVERY", 10)
+    monkeypatch.setattr(language, "N_ANALYSIS", 16)
+    out = tmp_path / "text.json"
+    main(["reproduce", "text_lm", "--profile", "quick", "--cache-dir", str(tmp_path / "c"), "--out", str(out)])
+    record = json.loads(out.read_text())
+    assert [(r["attention"], r["lr"]) for r in record["runs"]] == [
+        (rule, lr) for lr in profiles.TEXT_LRS for rule in profiles.TEXT_RULES
+    ]
+    layers, heads = profiles.TEXT_MODEL["n_layers"], profiles.TEXT_MODEL["n_heads"]
+    for r in record["runs"]:
+        assert r["history"]["step"] == [10, 20] and np.asarray(r["history"]["first_mean"]).shape == (2, layers, heads)
+        assert np.asarray(r["first_mean"]).shape == (layers, heads) and len(r["heads"]) == layers * heads
+        assert 0 <= r["sink"] <= 1 and r["val_loss"] > 0
+    assert out.with_suffix(".sinks.png").stat().st_size > 0
+
+    def refuse(*args, **kwargs):
+        raise AssertionError("trained again")
+
+    monkeypatch.setattr("attnsink.lm.train_lm", refuse)
+    again = text_lm("quick", cache_dir=tmp_path / "c")
+    assert again.runs[0]["val_loss"] == record["runs"][0]["val_loss"]

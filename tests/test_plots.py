@@ -69,3 +69,16 @@ def test_attention_maps_share_one_colour_scale_from_zero():
     assert {m.norm.vmin for m in meshes} == {0.0}
     assert len({m.norm.vmax for m in meshes}) == 1 and meshes[0].norm.vmax >= 1.0
     plt.close(fig)
+
+
+def test_sink_over_training_draws_each_layers_largest_head_per_step():
+    history = {"step": [10, 20], "first_mean": [[[0.1, 0.5], [0.0, 0.2]], [[0.05, 0.7], [0.3, 0.1]]]}
+    runs = [{"attention": rule, "lr": 0.01, "seed": 0, "history": history} for rule in ("softmax", "relu")]
+    fig = plots.sink_over_training(runs)
+    axes = fig.axes
+    assert [ax.get_title() for ax in axes] == ["softmax, lr 0.01", "relu, lr 0.01"]
+    lines = [line for line in axes[0].get_lines() if list(line.get_xdata()) == [10, 20]]  # the layers' curves
+    ys = sorted(tuple(line.get_ydata()) for line in lines)
+    assert ys == [(0.2, 0.3), (0.5, 0.7)]  # layer 1: max(0.0, 0.2), max(0.3, 0.1); layer 0: 0.5, 0.7
+    assert any(list(line.get_ydata()) == [0.3, 0.3] for line in axes[0].get_lines())  # the threshold
+    plt.close(fig)

@@ -415,3 +415,89 @@ def head_rows(runs: list[dict]) -> list[dict]:
                 base = {"attention": r["attention"], "bos": r["bos"], "seed": r["seed"], "layer": layer, "head": head}
                 rows.append({**base, **{k: float(r[k][layer][head]) for k in HEAD_KEYS}})
     return rows
+
+
+@torch.no_grad()
+def head_outputs(model: GPT, x: torch.Tensor) -> dict:
+    """What each head writes, on tokens ``x``, per layer (lists over layers): ``weights``
+    (batch, heads, query, key); ``out_norm`` (batch, heads, query), the norm of the head's
+    contribution to the residual stream (its output through its slice of the output
+    projection) at each query; ``key_norm`` (batch, heads, key), the norm of each key's value
+    through the same slice (what the head would write if it put all its weight there)."""
+    was = model.training
+    model.eval()
+    _, attns, values = model(x.to(_device(model)), return_attn=True)
+    model.train(was)
+    out = {"weights": [], "out_norm": [], "key_norm": []}
+    d_head = model.d_head
+    for block, w, v in zip(model.blocks, attns, values):
+        W = block["out"].weight.view(-1, model.n_heads, d_head).permute(1, 0, 2)  # (heads, d_model, d_head)
+        projected = torch.einsum("hmd,bhkd->bhkm", W, v)  # each key's value in the residual stream
+        out["weights"].append(w.cpu())
+        out["out_norm"].append((w @ projected).norm(dim=-1).cpu())
+        out["key_norm"].append(projected.norm(dim=-1).cpu())
+    return out
+
+
+def conditional_heads(
+    model: GPT,
+    x: torch.Tensor,
+    *,
+    active: float = 0.5,
+    coverage: float = 0.25,
+    quiet: float = 0.25,
+    null: float = 0.25,
+    min_count: int = 20,
+) -> list[dict]:
+    """Which heads are trigger-conditional on tokens ``x``, and where their weight goes when
+    they are silent: one dict per (layer, head).
+
+    A query's *class* is its own token. A head's active classes are those whose mean output
+    norm is at least ``active`` times the largest class mean (classes with at least
+    ``min_count`` queries, from the second position on); its silent queries are the queries
+    of the other counted classes. The head is ``conditional`` when its active classes cover
+    at most ``coverage`` of the counted queries and its mean output norm at silent queries is
+    at most ``quiet`` times that at active ones. At silent and at active queries, the
+    record gives the mean weight on token 0 (``first_*``), the mean weight on *null* keys,
+    those whose projected value norm is at most ``null`` times the median key's in that
+    sequence (``null_*``), the mean row sum (``row_*``), and ``coherence_*``, the mean of
+    what the head writes over what its weights would write if no two values cancelled
+    (``|sum_j w_j v_j| / sum_j w_j |v_j|``, in [0, 1]; queries where the denominator is zero
+    are left out).
+    """
+    for name, value in (("active", active), ("coverage", coverage), ("quiet", quiet), ("null", null)):
+        if not 0 < value <= 1:
+            raise ValueError(f"{name} must be in (0, 1], got {value!r}")
+    check_int("min_count", min_count, 1)
+    h = head_outputs(model, x)
+    tokens = x[:, 1:].cpu()
+    classes, counts = tokens.unique(return_counts=True)
+    counted = classes[counts >= min_count]
+    if len(counted) == 0:
+        raise ValueError(f"no token occurs min_count={min_count} times in x; pass more sequences")
+    in_count = torch.isin(tokens, counted)
+    records = []
+    for layer, (w, norm, key_norm) in enumerate(zip(h["weights"], h["out_norm"], h["key_norm"])):
+        median = key_norm.median(dim=-1, keepdim=True).values
+        is_null = (key_norm <= null * median).float()  # (batch, heads, key)
+        for head in range(w.shape[1]):
+            n = norm[:, head, 1:]
+            means = torch.stack([n[tokens == c].mean() for c in counted])
+            on = counted[means >= active * means.max()]
+            act = torch.isin(tokens, on) & in_count
+            sil = in_count & ~act
+            rec = {"layer": layer, "head": head, "active_tokens": on.tolist()}
+            rec["coverage"] = act.sum().item() / in_count.sum().item()
+            rec["quiet_ratio"] = (n[sil].mean() / n[act].mean()).item() if sil.any() else float("nan")
+            rec["conditional"] = bool(rec["coverage"] <= coverage and rec["quiet_ratio"] <= quiet)
+            wq = w[:, head, 1:, :]  # (batch, query, key), queries from position 1
+            null_mass = (wq * is_null[:, head, None, :]).sum(-1)
+            weighted = (wq * key_norm[:, head, None, :]).sum(-1)  # what the row would write without cancellation
+            coherence = torch.where(weighted > 0, n / weighted, torch.nan)
+            for name, rows in (("silent", sil), ("active", act)):
+                rec[f"first_{name}"] = wq[..., 0][rows].mean().item() if rows.any() else float("nan")
+                rec[f"null_{name}"] = null_mass[rows].mean().item() if rows.any() else float("nan")
+                rec[f"row_{name}"] = wq.sum(-1)[rows].mean().item() if rows.any() else float("nan")
+                rec[f"coherence_{name}"] = coherence[rows].nanmean().item() if rows.any() else float("nan")
+            records.append(rec)
+    return records

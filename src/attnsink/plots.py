@@ -424,3 +424,37 @@ def backcopy_heads(runs: list[dict]) -> plt.Figure:
         ax.set_ylabel("weight on token 0, ordinary queries")
     fig.tight_layout()
     return fig
+
+
+def sink_over_training(runs: list[dict], *, eps: float | None = None) -> plt.Figure:
+    """Language models during training: the largest mean weight on token 0 among each layer's
+    heads, against the step, one panel per (rule, learning rate), one line per layer and
+    seed; the dotted line is ``Sink_1^eps``'s threshold (a head above it is a sink)."""
+    from .lm import SINK_EPS
+
+    eps = SINK_EPS if eps is None else eps
+    rows = []
+    for r in runs:
+        h = r["history"]
+        first = np.asarray(h["first_mean"])  # (steps, layers, heads)
+        for i, step in enumerate(h["step"]):
+            for layer in range(first.shape[1]):
+                rows.append(
+                    {
+                        "panel": f"{r['attention']}, lr {r['lr']:g}",
+                        "seed": r["seed"],
+                        "layer": layer,
+                        "step": step,
+                        "weight": first[i, layer].max(),
+                    }
+                )
+    df = pd.DataFrame(rows)
+    panels = list(dict.fromkeys(df["panel"]))
+    fig, axes = plt.subplots(1, len(panels), figsize=(3.4 * len(panels), 3.2), squeeze=False, sharey=True)
+    for ax, name in zip(axes[0], panels):
+        part = df[df["panel"] == name]
+        sns.lineplot(data=part, x="step", y="weight", hue="layer", units="seed", estimator=None, palette="deep", ax=ax)
+        ax.axhline(eps, color="grey", lw=0.8, ls=":")
+        ax.set(ylim=(-0.02, 1.02), title=name, xlabel="training step", ylabel="largest head weight on token 0")
+    fig.tight_layout()
+    return fig

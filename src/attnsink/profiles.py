@@ -115,3 +115,14 @@ BACKCOPY = {  # AdamW at 3e-3, batches of 32 sequences; no stopping rule (stop_l
     "quick": Settings(seeds=2, steps=600, lr=3e-3, batch_size=32, stop_linf=None),
     "full": Settings(seeds=5, steps=5_000, lr=3e-3, batch_size=32, stop_linf=None),
 }
+
+# ---- language models: a character-level GPT on English text (pydoc_data, shipped with Python) ----
+TEXT_TASK = {"seq_len": 64}  # BOS and 63 characters
+TEXT_MODEL = {"d_model": 64, "n_layers": 4, "n_heads": 4}
+TEXT_RULES = ("softmax", "relu")
+TEXT_LRS = (3e-3, 1e-2)  # a first-token head formed in our exploration only at the larger rate
+TEXT_WEIGHT_DECAY = 0.1
+TEXT = {  # AdamW, batches of 8 windows; lr is unused (every model trains at each rate of TEXT_LRS)
+    "quick": Settings(seeds=1, steps=2_000, lr=TEXT_LRS[0], batch_size=8, stop_linf=None),
+    "full": Settings(seeds=3, steps=20_000, lr=TEXT_LRS[0], batch_size=8, stop_linf=None),
+}

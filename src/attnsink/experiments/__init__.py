@@ -19,7 +19,8 @@ experiment                what it trains                      chapters
 :func:`sweep`             one-layer heads over L, d and lr    5
 :func:`variants`          every attention rule, with and      2, 3, 6
                           without BOS
-:func:`backcopy`          a small GPT on Bigram-Backcopy      (to come)
+:func:`backcopy`          a small GPT on Bigram-Backcopy      7
+:func:`text_lm`           a character-level GPT on English    8
 ========================  ==================================  =========
 """
 
@@ -45,7 +46,7 @@ from ..profiles import (
 from .base import EXPERIMENTS, Context, ExperimentResult, experiment, run_record
 from .capped import capped_bos
 from .deep import blocks, multi_layer
-from .language import backcopy
+from .language import backcopy, text_lm
 from .one_head import single_layer
 from .rules import VARIANT_RULES, variants, variants_table
 from .sweeps import sweep
@@ -80,6 +81,7 @@ __all__ = [
     "run_record",
     "single_layer",
     "sweep",
+    "text_lm",
     "variants",
     "variants_table",
 ]

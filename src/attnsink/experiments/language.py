@@ -1,6 +1,6 @@
-"""Language models (chapter to come): a small GPT trained by next-token prediction on the
-Bigram-Backcopy language, whose triggers are known, with softmax and with rules that can
-switch a head off."""
+"""Language models: a small GPT trained by next-token prediction, with softmax and with
+rules that can switch a head off, on the Bigram-Backcopy language, whose triggers are known
+(:func:`backcopy`), and on English text (:func:`text_lm`)."""
 
 from __future__ import annotations
 
@@ -12,7 +12,18 @@ import torch
 from .. import lm
 from ..cache import load, store
 from ..parallel import in_processes, resolve_workers
-from ..profiles import BACKCOPY, BACKCOPY_MODEL, BACKCOPY_RULES, BACKCOPY_TASK
+from ..profiles import (
+    BACKCOPY,
+    BACKCOPY_MODEL,
+    BACKCOPY_RULES,
+    BACKCOPY_TASK,
+    TEXT,
+    TEXT_LRS,
+    TEXT_MODEL,
+    TEXT_RULES,
+    TEXT_TASK,
+    TEXT_WEIGHT_DECAY,
+)
 from ..train import resolve_device
 from .base import Context, ExperimentResult, experiment
 
@@ -23,6 +34,12 @@ def _figure(result: ExperimentResult):
     return plots.backcopy_heads(result.runs)
 
 
+def _text_figure(result: ExperimentResult):
+    from .. import plots
+
+    return plots.sink_over_training(result.runs)
+
+
 def _lm_source() -> str:
     """A hash of the modules that decide a trained GPT's numbers (lm.py and the attention rules)."""
     h = hashlib.sha256()
@@ -31,7 +48,7 @@ def _lm_source() -> str:
     return h.hexdigest()
 
 
-def _train_gpt(task: lm.BigramBackcopy, arch: dict, recipe: dict, seed: int, device: str, progress=False) -> dict:
+def _train_gpt(task, arch: dict, recipe: dict, seed: int, device: str, progress=False) -> dict:
     """Train one GPT (here or in a worker process); its weights and history as plain tensors.
 
     On the CPU it trains with one thread wherever it runs: a GPT's matrix products sum in
@@ -50,15 +67,16 @@ def _train_gpt(task: lm.BigramBackcopy, arch: dict, recipe: dict, seed: int, dev
     return {"state": state, "history": {k: torch.from_numpy(v) for k, v in r.history.items()}}
 
 
-def train_gpts(ctx: Context, runs: list[tuple[lm.BigramBackcopy, str, int]]) -> list[tuple[lm.GPT, dict]]:
-    """GPTs of :data:`~attnsink.profiles.BACKCOPY_MODEL`, one per (task, rule, seed) of ``runs``,
-    through the results cache; the missing ones side by side in worker processes
-    (:func:`attnsink.parallel.in_processes`), one after the other on a GPU."""
+def train_gpts(ctx: Context, runs: list[tuple], shape: dict) -> list[tuple[lm.GPT, dict]]:
+    """GPTs of ``shape`` (``d_model``, ``n_layers``, ``n_heads``), one per (task, rule, seed,
+    recipe) of ``runs``, where ``recipe`` holds :func:`attnsink.lm.train_lm`'s arguments
+    (``steps``, ``lr``, ``batch_size``, ...); through the results cache, the missing ones side
+    by side in worker processes (:func:`attnsink.parallel.in_processes`), one after the
+    other on a GPU."""
     device = resolve_device(ctx.device)
-    recipe = {"steps": ctx.settings.steps, "lr": ctx.settings.lr, "batch_size": ctx.settings.batch_size}
     calls, keys, payloads = [], [], {}
-    for i, (task, attention, seed) in enumerate(runs):
-        arch = {"vocab_size": task.vocab_size, "seq_len": task.seq_len, **BACKCOPY_MODEL, "attention": attention}
+    for i, (task, attention, seed, recipe) in enumerate(runs):
+        arch = {"vocab_size": task.vocab_size, "seq_len": task.seq_len, **shape, "attention": attention}
         key = {"kind": "gpt", "source": _lm_source(), "device": device.type, **lm.task_config(task), **arch}
         keys.append({**key, **recipe, "seed": seed})
         payload = load(ctx.cache_dir, keys[i]) if ctx.cache_dir is not None else None
@@ -80,8 +98,8 @@ def train_gpts(ctx: Context, runs: list[tuple[lm.BigramBackcopy, str, int]]) -> 
     else:
         in_processes(_train_gpt, [args for _, args in calls], workers=workers, on_result=keep, progress=ctx.progress)
     out = []
-    for i, (task, attention, seed) in enumerate(runs):
-        model = lm.GPT(task.vocab_size, seq_len=task.seq_len, **BACKCOPY_MODEL, attention=attention, seed=seed)
+    for i, (task, attention, seed, _) in enumerate(runs):
+        model = lm.GPT(task.vocab_size, seq_len=task.seq_len, **shape, attention=attention, seed=seed)
         model.load_state_dict(payloads[i]["state"])
         out.append((model.to(device), {k: v.numpy() for k, v in payloads[i]["history"].items()}))
     return out
@@ -98,8 +116,9 @@ def backcopy(ctx: Context) -> ExperimentResult:
     """
     models = [(rule, True) for rule in BACKCOPY_RULES] + [("softmax", False)]
     tasks = {bos: lm.BigramBackcopy(**BACKCOPY_TASK, bos=bos) for bos in (True, False)}
-    wanted = [(tasks[bos], rule, seed) for rule, bos in models for seed in range(ctx.settings.seeds)]
-    trained = iter(train_gpts(ctx, wanted))
+    recipe = {"steps": ctx.settings.steps, "lr": ctx.settings.lr, "batch_size": ctx.settings.batch_size}
+    wanted = [(tasks[bos], rule, seed, recipe) for rule, bos in models for seed in range(ctx.settings.seeds)]
+    trained = iter(train_gpts(ctx, wanted, BACKCOPY_MODEL))
     runs, results = [], {}
     for attention, bos in models:
         results[attention, bos] = []
@@ -117,3 +136,66 @@ def backcopy(ctx: Context) -> ExperimentResult:
                 }
             )
     return ctx.result(runs, results=results, meta={"task": BACKCOPY_TASK, "model": BACKCOPY_MODEL})
+
+
+TEXT_EVERY = 100  # steps between two measurements of the heads during training
+N_ANALYSIS = 256  # validation windows for the per-head analysis of a trained text model
+
+
+@experiment("text_lm", TEXT, figure=_text_figure, figure_name="sinks")
+def text_lm(ctx: Context) -> ExperimentResult:
+    """A character-level GPT of :data:`~attnsink.profiles.TEXT_MODEL` on English text
+    (:class:`attnsink.lm.CharText`), with each rule of :data:`~attnsink.profiles.TEXT_RULES`
+    at each learning rate of :data:`~attnsink.profiles.TEXT_LRS`.
+
+    One record per (rule, lr, seed): the final validation loss and Sink_1^eps; the history
+    of both and of every head's mean weight on the first token (``history``, measured every
+    :data:`TEXT_EVERY` steps on fixed validation windows); per head, the first-token weight
+    and the first token's value-norm ratio at the end (``first_mean``, ``value_ratio``); and
+    :func:`attnsink.lm.conditional_heads` on :data:`N_ANALYSIS` validation windows
+    (``heads``). ``results`` maps (rule, lr) to the trained models.
+    """
+    task = lm.CharText(**TEXT_TASK)
+    s = ctx.settings
+    recipes = {
+        lr: {
+            "steps": s.steps,
+            "lr": lr,
+            "batch_size": s.batch_size,
+            "weight_decay": TEXT_WEIGHT_DECAY,
+            "every": TEXT_EVERY,
+        }
+        for lr in TEXT_LRS
+    }
+    points = [(rule, lr) for lr in TEXT_LRS for rule in TEXT_RULES]
+    wanted = [(task, rule, seed, recipes[lr]) for rule, lr in points for seed in range(s.seeds)]
+    trained = iter(train_gpts(ctx, wanted, TEXT_MODEL))
+    x = task.sample(N_ANALYSIS, seed=1, split="val")
+    runs, results = [], {}
+    for attention, lr in points:
+        results[attention, lr] = []
+        for seed in range(s.seeds):
+            model, history = next(trained)
+            results[attention, lr].append(model)
+            m = lm.head_metrics(model, x)
+            runs.append(
+                {
+                    "attention": attention,
+                    "lr": lr,
+                    "weight_decay": TEXT_WEIGHT_DECAY,
+                    "seed": seed,
+                    "val_loss": float(history["val_loss"][-1]),
+                    "sink": m["sink"],
+                    "first_mean": m["first_mean"].tolist(),
+                    "value_ratio": m["value_ratio"].tolist(),
+                    "history": {
+                        "step": history["step"].tolist(),
+                        "val_loss": history["val_loss"].tolist(),
+                        "sink": history["sink"].tolist(),
+                        "first_mean": history["first_mean"].tolist(),
+                    },
+                    "heads": lm.conditional_heads(model, x),
+                }
+            )
+    meta = {"task": TEXT_TASK, "model": TEXT_MODEL, "weight_decay": TEXT_WEIGHT_DECAY, "lrs": list(TEXT_LRS)}
+    return ctx.result(runs, results=results, meta=meta)
