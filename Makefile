@@ -28,7 +28,7 @@ $(STAMP): pyproject.toml
 		echo "no NVIDIA GPU: installing the CPU build of PyTorch ($(TORCH_CPU))"; \
 		$(BIN)/python -m pip install --quiet "$(TORCH_CPU)"; \
 	fi
-	$(BIN)/python -m pip install --quiet -e ".[book,test,dev]"
+	$(BIN)/python -m pip install --quiet -e ".[book,test,dev,cluster]"
 	touch $(STAMP)
 
 book: $(STAMP)

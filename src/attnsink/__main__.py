@@ -1,7 +1,10 @@
-"""Command line: ``python -m attnsink reproduce NAME [--profile quick|full] [--seeds N] [--out FILE]``.
+"""Command line: ``python -m attnsink reproduce NAME [--profile quick|full] [--seeds N] [--out FILE]``
+and ``python -m attnsink grid SPEC.yaml [--backend local|ray] [--address ADDR] [--out DIR]``.
 
-Runs a named experiment, prints a summary table, writes the metrics as JSON to ``--out``
-and the experiment's figure as a PNG beside it. Every argument, the environment's
+``reproduce`` runs a named experiment, prints a summary table, writes the metrics as JSON
+to ``--out`` and the experiment's figure as a PNG beside it; ``grid`` trains every point of
+a spec file (:mod:`attnsink.experiments.grid`) and writes ``runs.json``, ``runs.csv`` and
+``summary.png`` into ``--out``. Every argument, the environment's
 ``ATTNSINK_PROFILE`` and the output folder are checked before anything trains: a bad one
 ends the command with one ``error:`` line and exit status 2. Only the standard library is
 imported until the arguments are checked, so ``--help`` answers at once.
@@ -104,12 +107,113 @@ def _parser() -> argparse.ArgumentParser:
     )
     rep.add_argument("--no-cache", action="store_true", help="train everything and keep nothing")
     parser.reproduce = rep  # errors about its arguments print its usage
+
+    grid = sub.add_parser("grid", help="train every point of a sweep spec (YAML), here or on a Ray cluster")
+    grid.add_argument("spec", type=Path, help="the spec file, e.g. examples/sweep.yaml")
+    grid.add_argument("--backend", choices=("local", "ray"), default="local", help="where to train (default: local)")
+    grid.add_argument(
+        "--address",
+        default=None,
+        help="ray only: join this cluster ('auto' for the one ray start made); default: start one",
+    )
+    grid.add_argument("--out", type=Path, default=None, help="folder for the results (default: results/grid-SPEC)")
+    grid.add_argument(
+        "--device", default=None, help="torch device (default: cuda when available; ray: cuda if num_gpus)"
+    )
+    grid.add_argument("--progress", action="store_true", help="show a progress bar")
+    grid.add_argument("--workers", type=_positive_int, default=None, help="local only: processes that train at once")
+    grid.add_argument("--cache-dir", type=Path, default=None, help="results cache (default: the chapters')")
+    grid.add_argument("--no-cache", action="store_true", help="train everything and keep nothing")
+    parser.grid = grid
     return parser
+
+
+def _cache_folder(cmd: argparse.ArgumentParser, args) -> Path | None:
+    """The results cache the command uses, checked (an error exits)."""
+    if args.no_cache and args.cache_dir is not None:
+        cmd.error("argument --no-cache: not allowed with --cache-dir")
+    option, cache_dir = "--cache-dir", args.cache_dir
+    if args.no_cache:
+        return None
+    if cache_dir is None:
+        from .cache import CACHE_ENV, default_cache_dir  # the chapters' cache, so a long run is never lost
+
+        option, cache_dir = f"--cache-dir (default: ${CACHE_ENV} or ~/.cache/attnsink)", default_cache_dir()
+    problem = cache_dir is not None and _writable_folder(cache_dir)
+    if problem:
+        cmd.error(f"argument {option}: {problem}")
+    return cache_dir
+
+
+def _grid(parser: argparse.ArgumentParser, args) -> int:
+    cmd = parser.grid
+    from .experiments.grid import load_spec  # checks the spec before anything trains
+
+    try:
+        spec = load_spec(args.spec)
+    except ValueError as e:
+        cmd.error(f"argument spec: {e}")
+    if args.backend == "ray":
+        if args.workers is not None:
+            cmd.error("argument --workers: only for --backend local (Ray places the tasks)")
+        import importlib.util
+
+        if importlib.util.find_spec("ray") is None:
+            cmd.error("argument --backend: ray is not installed; pip install 'attnsink[cluster]'")
+        device = args.device
+    else:
+        if args.address is not None:
+            cmd.error("argument --address: only for --backend ray")
+        from .parallel import resolve_workers
+        from .train import resolve_device
+
+        try:
+            device = resolve_device(args.device)
+        except ValueError as e:
+            cmd.error(f"argument --device: {e}")
+        try:
+            resolve_workers(args.workers, device)
+        except ValueError as e:
+            cmd.error(str(e))
+    out = args.out if args.out is not None else Path("results") / f"grid-{args.spec.stem}"
+    problem = _writable_folder(out)
+    if problem:
+        cmd.error(f"argument --out: {problem}")
+    cache_dir = _cache_folder(cmd, args)
+
+    from . import plots
+    from .experiments.grid import run_grid
+
+    print(
+        f"grid {args.spec}: {len(spec.points)} points x {spec.seeds} seeds on the {args.backend} backend",
+        file=sys.stderr,
+    )
+    result = run_grid(
+        spec,
+        backend=args.backend,
+        address=args.address,
+        cache_dir=cache_dir,
+        device=device,
+        workers=args.workers,
+        progress=args.progress,
+    )
+    table = result.frame()
+    record = {"spec": str(args.spec), "seeds": spec.seeds, "steps": spec.steps, "stop_linf": spec.stop_linf}
+    (out / "runs.json").write_text(json.dumps(_json_safe({**record, "runs": result.runs}), indent=2) + "\n")
+    table.to_csv(out / "runs.csv", index=False)
+    plots.set_theme()
+    result.figure().savefig(out / "summary.png", dpi=120)
+    print(
+        f"wrote {out / 'runs.json'}, {out / 'runs.csv'} and {out / 'summary.png'} ({len(table)} runs)", file=sys.stderr
+    )
+    return 0
 
 
 def main(argv: list[str] | None = None) -> int:
     parser = _parser()
     args = parser.parse_args(argv)
+    if args.command == "grid":
+        return _grid(parser, args)
     rep = parser.reproduce
 
     # everything is checked before anything trains
@@ -133,19 +237,10 @@ def main(argv: list[str] | None = None) -> int:
     out = args.out if args.out is not None else Path("results") / f"{args.name}.json"
     if out.is_dir():
         rep.error(f"argument --out: {str(out)!r} is a folder; give a file name such as {str(out / 'result.json')!r}")
-    if args.no_cache and args.cache_dir is not None:
-        rep.error("argument --no-cache: not allowed with --cache-dir")
-    cache_option, cache_dir = "--cache-dir", args.cache_dir
-    if args.no_cache:
-        cache_dir = None
-    elif cache_dir is None:
-        from .cache import CACHE_ENV, default_cache_dir  # the chapters' cache, so a long run is never lost
-
-        cache_option, cache_dir = f"--cache-dir (default: ${CACHE_ENV} or ~/.cache/attnsink)", default_cache_dir()
-    for option, folder in (("--out", out.parent), (cache_option, cache_dir)):
-        problem = folder is not None and _writable_folder(folder)
-        if problem:
-            rep.error(f"argument {option}: {problem}")
+    problem = _writable_folder(out.parent)
+    if problem:
+        rep.error(f"argument --out: {problem}")
+    cache_dir = _cache_folder(rep, args)
 
     import pandas as pd
 

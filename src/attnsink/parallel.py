@@ -70,6 +70,13 @@ def _cost(job: Job, seeds: int) -> float:
     return seeds * o["steps"] * o.get("n_layers", 1) * o.get("n_heads", 1) * t.seq_len * (t.seq_len + t.d_model)
 
 
+def _parse_device(device: torch.device | str) -> torch.device:
+    try:
+        return torch.device(device)
+    except (RuntimeError, TypeError) as e:
+        raise ValueError(f"device must be a torch device such as 'cpu' or 'cuda', got {device!r}") from e
+
+
 def _init_worker(threads: int) -> None:
     torch.set_num_threads(threads)
 
@@ -109,6 +116,9 @@ def in_processes(
             bar.close()
 
 
+BACKENDS = ("local", "ray")
+
+
 def train_many(
     jobs: Sequence[Job],
     *,
@@ -116,18 +126,37 @@ def train_many(
     device: torch.device | str | None = None,
     progress: bool = False,
     workers: int | None = None,
+    backend: str = "local",
+    ray_options: dict | None = None,
 ) -> list[list[TrainResult]]:
     """Every job's results (one :class:`~attnsink.train.TrainResult` per seed, in the job's
     order), through the results cache: what is cached is read, what is missing is trained,
-    by up to ``workers`` processes at once (see :func:`resolve_workers`), and stored as each
-    group finishes. ``progress`` shows one bar of groups done and left."""
-    dev = resolve_device(device)
-    n_workers = resolve_workers(workers, dev)
+    and stored here as each group finishes. ``progress`` shows one bar of groups done and left.
+
+    ``backend="local"`` trains up to ``workers`` groups at once in processes on this machine
+    (see :func:`resolve_workers`); ``backend="ray"`` makes each group a Ray task
+    (:func:`attnsink.cluster.in_ray`, whose keyword arguments ``address``, ``num_cpus``,
+    ``num_gpus`` and ``max_retries`` come from ``ray_options``), on ``device`` as the workers
+    see it (default: CUDA when the tasks ask for GPUs, else the CPU)."""
+    if backend not in BACKENDS:
+        raise ValueError(f"backend must be one of {list(BACKENDS)}, got {backend!r}")
+    ray_options = dict(ray_options or {})
+    if backend == "ray":
+        if device is None:
+            device = "cuda" if ray_options.get("num_gpus", 0) else "cpu"
+        dev = _parse_device(device)  # the workers' device: this machine need not have it
+    else:
+        if ray_options:
+            raise ValueError("ray_options is only for backend='ray'")
+        dev = resolve_device(device)
+    n_workers = resolve_workers(workers, dev) if backend == "local" else len(jobs)
     lookups = [cache_lookup(job.task, list(job.seeds), cache_dir=cache_dir, device=dev, **job.options) for job in jobs]
     todo = [i for i, (_, _, missing) in enumerate(lookups) if missing]
     todo.sort(key=lambda i: -_cost(jobs[i], len(lookups[i][2])))  # the longest first, so no worker idles at the end
     n_workers = min(n_workers, len(todo))
-    if n_workers <= 1:  # one after the other, here, with the engine's own progress bars
+    if not todo:  # everything was in the cache: no process, no cluster
+        return [[found[s] for s in job.seeds] for job, (_, found, _) in zip(jobs, lookups)]
+    if backend == "local" and n_workers <= 1:  # one after the other, here, with the engine's own progress bars
         for i in todo:
             train_missing(jobs[i].task, lookups[i], cache_dir=cache_dir, device=dev, progress=progress)
         return [[found[s] for s in job.seeds] for job, (_, found, _) in zip(jobs, lookups)]
@@ -140,5 +169,12 @@ def train_many(
             store_seed(cache_dir, base, result)
 
     calls = [(jobs[i].task, lookups[i][2], dev.type, lookups[i][0]["options"]) for i in todo]
-    in_processes(_train_payloads, calls, workers=n_workers, on_result=keep, progress=progress, desc="training groups")
+    if backend == "ray":
+        from .cluster import in_ray
+
+        in_ray(_train_payloads, calls, on_result=keep, progress=progress, desc="training groups", **ray_options)
+    else:
+        in_processes(
+            _train_payloads, calls, workers=n_workers, on_result=keep, progress=progress, desc="training groups"
+        )
     return [[found[s] for s in job.seeds] for job, (_, found, _) in zip(jobs, lookups)]

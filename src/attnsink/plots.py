@@ -458,3 +458,30 @@ def sink_over_training(runs: list[dict], *, eps: float | None = None) -> plt.Fig
         ax.set(ylim=(-0.02, 1.02), title=name, xlabel="training step", ylabel="largest head weight on token 0")
     fig.tight_layout()
     return fig
+
+
+def grid_summary(runs: pd.DataFrame, axes: list[str]) -> plt.Figure:
+    """A grid's runs: for each varied setting (one column each; the rule alone when nothing
+    else varies), the mean over seeds of the BOS mass at non-trigger rows (top) and of the
+    largest test error (bottom, log scale), one line per attention rule."""
+    axes = list(axes) or ["attention"]
+    fig, grid = plt.subplots(2, len(axes), figsize=(3.4 * len(axes), 5.6), squeeze=False)
+    for col, axis in enumerate(axes):
+        for row, (metric, label) in enumerate(
+            (("bos_mass_nontrigger", "BOS mass, non-trigger"), ("linf", "max error"))
+        ):
+            ax = grid[row, col]
+            if axis == "attention":
+                sns.barplot(data=runs, x="attention", y=metric, ax=ax, errorbar=None, color="C0")
+            else:
+                sns.lineplot(data=runs, x=axis, y=metric, hue="attention", marker="o", errorbar=None, ax=ax)
+                values = sorted(runs[axis].unique())
+                if axis in ("lr", "seq_len", "d_model") and len(values) > 1:
+                    ax.set_xscale("log")
+                    ax.minorticks_off()
+                ax.set_xticks(values, [f"{v:g}" for v in values])
+            ax.set(ylabel=label, xlabel=axis)
+            if metric == "linf" and runs[metric].min() > 0 and runs[metric].max() > 20 * runs[metric].min():
+                ax.set_yscale("log")
+    fig.tight_layout()
+    return fig

@@ -1,0 +1,217 @@
+"""Sweeps from a spec file: the spec refused when malformed, expanded as written, trained here
+or on a local Ray cluster with the same numbers, resumed from the cache, and complete when
+a Ray worker dies mid-run."""
+
+import json
+import os
+from pathlib import Path
+
+import pytest
+import torch
+
+from attnsink import cluster
+from attnsink.__main__ import main
+from attnsink.cache import cache_lookup
+from attnsink.experiments.grid import DEFAULTS, load_spec, run_grid
+
+ROOT = Path(__file__).resolve().parents[1]
+TINY = {"attention": ["softmax", "relu"], "seq_len": [6, 8], "d_model": [6], "seeds": 2, "steps": 30}
+NEED_RAY = os.environ.get("ATTNSINK_REQUIRE_RAY") == "1"  # CI installs the cluster extra and requires it
+
+
+def same(a: list[dict], b: list[dict]) -> bool:
+    """Records equal number for number (NaN, a metric with nothing to average, equals NaN)."""
+    return json.dumps(a, sort_keys=True) == json.dumps(b, sort_keys=True)
+
+
+def _ray():
+    if NEED_RAY:
+        import ray
+    else:
+        ray = pytest.importorskip("ray")
+    return ray
+
+
+@pytest.mark.parametrize(
+    "spec, named",
+    [
+        ({"colour": ["red"]}, "colour"),
+        ({"seq_len": []}, "seq_len is empty"),
+        ({"seq_len": 8}, "seq_len must be a list"),
+        ({"seq_len": ["8"]}, r"seq_len\[0\] must be a whole number"),
+        ({"seq_len": [8, 8]}, "seq_len lists a value twice"),
+        ({"lr": [1e-3, 0]}, r"lr\[1\] must be a number > 0"),
+        ({"lr": [-1e-3]}, r"lr\[0\]"),
+        ({"attention": ["softmaxx"]}, r"attention\[0\] must be one of"),
+        ({"residual": ["yes"]}, r"residual\[0\] must be true or false"),
+        ({"seeds": 0}, "seeds must be"),
+        ({"steps": 1.5}, "steps must be"),
+        ({"num_gpus": -1}, "num_gpus must be"),
+        ({"grids": [{"seq_len": [8]}, {"width": [8]}]}, r"unknown axis \['width'\] in grids\[1\]"),
+        ({"grids": []}, "grids must be a non-empty list"),
+        ({"grids": [{"lr": [0]}]}, r"grids\[0\]\.lr\[0\]"),
+        ([], "non-empty mapping"),
+    ],
+)
+def test_a_malformed_spec_is_refused_naming_the_key(spec, named):
+    with pytest.raises(ValueError, match=named):
+        load_spec(spec)
+
+
+def test_a_spec_file_that_is_not_yaml_or_not_there(tmp_path):
+    bad = tmp_path / "bad.yaml"
+    bad.write_text("seq_len: [8, 16\n")
+    with pytest.raises(ValueError, match="not valid YAML"):
+        load_spec(bad)
+    with pytest.raises(ValueError, match="is not a file"):
+        load_spec(tmp_path / "missing.yaml")
+
+
+def test_axes_expand_to_every_combination_and_unlisted_settings_keep_the_papers():
+    spec = load_spec(TINY)
+    assert [(p["attention"], p["seq_len"]) for p in spec.points] == [
+        ("softmax", 6),
+        ("softmax", 8),
+        ("relu", 6),
+        ("relu", 8),
+    ]
+    for p in spec.points:
+        assert {k: v for k, v in p.items() if k not in TINY} == {k: v for k, v in DEFAULTS.items() if k not in TINY}
+    jobs = spec.jobs()
+    assert all(j.seeds == (0, 1) and j.options["steps"] == 30 and j.task.d_model == 6 for j in jobs)
+
+
+def test_the_example_spec_is_chapter_5s_sweep_point_for_point():
+    from attnsink.profiles import SWEEP, SWEEP_POINTS
+
+    spec = load_spec(ROOT / "examples" / "sweep.yaml")
+    points = SWEEP_POINTS["quick"]
+    expected = {(rule, 16, 16, 1e-3) for rule in ("softmax", "relu")}
+    for name, values in points.items():
+        for v in values:
+            point = {"seq_len": 16, "d_model": 16, "lr": 1e-3, name: v}
+            expected |= {(rule, point["seq_len"], point["d_model"], point["lr"]) for rule in ("softmax", "relu")}
+    got = [(p["attention"], p["seq_len"], p["d_model"], p["lr"]) for p in spec.points]
+    assert len(got) == len(set(got)) and set(got) == expected  # the shared default point once
+    assert spec.seeds == SWEEP["quick"].seeds and spec.steps == SWEEP["quick"].steps
+
+
+def test_local_grid_writes_records_table_and_figure_and_a_second_run_trains_nothing(tmp_path, monkeypatch):
+    spec = tmp_path / "tiny.yaml"
+    spec.write_text(json.dumps(TINY))  # JSON is YAML
+    out, cache = tmp_path / "out", tmp_path / "cache"
+    args = ["grid", str(spec), "--out", str(out), "--cache-dir", str(cache), "--workers", "2"]
+    assert main(args) == 0
+    record = json.loads((out / "runs.json").read_text())
+    runs = record["runs"]
+    assert len(runs) == 8 and {(r["attention"], r["seq_len"], r["seed"]) for r in runs} == {
+        (a, L, s) for a in ("softmax", "relu") for L in (6, 8) for s in (0, 1)
+    }
+    for r in runs:
+        assert r["steps"] <= 30 and 0 <= r["bos_mass_nontrigger"] <= 1 and r["d_model"] == 6 and "linf" in r
+    assert (out / "runs.csv").read_text().count("\n") == 9 and (out / "summary.png").stat().st_size > 0
+
+    def refuse(*a, **k):
+        raise AssertionError("trained again")
+
+    monkeypatch.setattr("attnsink.parallel.in_processes", refuse)
+    monkeypatch.setattr("attnsink.cache.train_seeds", refuse)
+    assert main(args) == 0
+    assert same(json.loads((out / "runs.json").read_text())["runs"], runs)
+
+
+@pytest.mark.parametrize(
+    "extra, message",
+    [
+        (["--address", "auto"], "--address: only for --backend ray"),
+        (["--backend", "ray", "--workers", "2"], "--workers: only for --backend local"),
+        (["--device", "tpu"], "--device"),
+    ],
+)
+def test_grid_command_refuses_bad_arguments_before_training(tmp_path, capsys, extra, message):
+    spec = tmp_path / "tiny.yaml"
+    spec.write_text(json.dumps(TINY))
+    with pytest.raises(SystemExit) as e:
+        main(["grid", str(spec), "--out", str(tmp_path / "o"), "--no-cache", *extra])
+    assert e.value.code == 2
+    err = capsys.readouterr().err.strip().splitlines()
+    assert message in err[-1] and err[-1].startswith("python -m attnsink grid: error:")
+
+
+def test_grid_command_refuses_a_bad_spec_and_a_missing_ray(tmp_path, capsys, monkeypatch):
+    spec = tmp_path / "bad.yaml"
+    spec.write_text("lr: [0.0]\n")
+    with pytest.raises(SystemExit) as e:
+        main(["grid", str(spec), "--no-cache"])
+    assert e.value.code == 2 and "lr[0] must be a number > 0" in capsys.readouterr().err
+    spec.write_text(json.dumps(TINY))
+    import importlib.util
+
+    real = importlib.util.find_spec
+    monkeypatch.setattr(importlib.util, "find_spec", lambda name, *a: None if name == "ray" else real(name, *a))
+    with pytest.raises(SystemExit) as e:
+        main(["grid", str(spec), "--backend", "ray", "--no-cache", "--out", str(tmp_path / "o")])
+    assert e.value.code == 2 and "ray is not installed" in capsys.readouterr().err
+
+
+def test_in_ray_checks_its_arguments():
+    for kwargs, named in (
+        ({"num_cpus": 0}, "num_cpus"),
+        ({"num_gpus": -1}, "num_gpus"),
+        ({"max_retries": -1}, "max_retries"),
+    ):
+        with pytest.raises(ValueError, match=named):
+            cluster.in_ray(print, [], on_result=print, **kwargs)
+
+
+@pytest.fixture
+def ray_two_cpus():
+    """A local Ray cluster with two CPUs for one test (its workers inherit this environment)."""
+    ray = _ray()
+    ray.init(num_cpus=2, include_dashboard=False, log_to_driver=False)
+    yield ray
+    ray.shutdown()
+
+
+def test_ray_gives_the_local_numbers_and_resumes_from_the_cache(tmp_path, monkeypatch, ray_two_cpus):
+    local = run_grid(TINY, cache_dir=None, workers=2)
+    remote = run_grid(TINY, backend="ray", cache_dir=tmp_path / "c")
+    assert same(remote.runs, local.runs)  # same seeds, same numbers
+    for job in load_spec(TINY).jobs():  # the driver stored every run
+        _, found, missing = cache_lookup(
+            job.task, list(job.seeds), cache_dir=tmp_path / "c", device=torch.device("cpu"), **job.options
+        )
+        assert not missing
+
+    def refuse(*a, **k):
+        raise AssertionError("trained again")
+
+    monkeypatch.setattr(cluster, "in_ray", refuse)
+    assert same(run_grid(TINY, backend="ray", cache_dir=tmp_path / "c").runs, local.runs)
+
+
+def test_a_worker_killed_mid_run_loses_no_other_result_and_the_sweep_completes(tmp_path, monkeypatch):
+    ray = _ray()
+    marker = tmp_path / "kill-one-worker"
+    marker.touch()
+    monkeypatch.setenv(cluster.FAULT_ENV, str(marker))  # the first task to see it kills its worker
+    ray.init(num_cpus=2, include_dashboard=False, log_to_driver=False)
+    try:
+        remote = run_grid({**TINY, "max_retries": 2}, backend="ray", cache_dir=tmp_path / "c")
+    finally:
+        ray.shutdown()
+    assert not marker.exists()  # a worker did die
+    monkeypatch.delenv(cluster.FAULT_ENV)
+    assert same(remote.runs, run_grid(TINY, cache_dir=None, workers=2).runs)  # every run, the same numbers
+
+
+def test_a_task_that_raises_is_reported_after_the_others_are_kept(ray_two_cpus):
+    def maybe_fail(x):  # a local function: Ray ships it by value
+        if x == 0:
+            raise RuntimeError("boom")
+        return x
+
+    kept = {}
+    with pytest.raises(Exception, match="boom"):
+        cluster.in_ray(maybe_fail, [(1,), (0,), (2,)], on_result=kept.__setitem__, max_retries=0)
+    assert kept == {0: 1, 2: 2}
