@@ -195,6 +195,14 @@ def test_head_outputs_are_each_heads_own_write_to_the_residual_stream():
         o = (w @ v).transpose(1, 2).reshape(4, 24, -1)
         written = o @ (block["out"].weight * keep).T
         assert torch.allclose(h["out_norm"][0][:, head], written.norm(dim=-1), atol=1e-5)
+        # each key's projected value: what this head writes with all its weight on that key
+        assert torch.allclose(
+            h["key_norm"][0][:, head],
+            (v[:, head] @ (block["out"].weight * keep)[:, head * model.d_head : (head + 1) * model.d_head].T).norm(
+                dim=-1
+            ),
+            atol=1e-5,
+        )
     # a head's write is a weighted sum of its keys' projected values: at most the weighted sum of their norms
     for w, norm, key_norm in zip(h["weights"], h["out_norm"], h["key_norm"]):
         assert (norm <= (w * key_norm[:, :, None, :]).sum(-1) + 1e-5).all()
@@ -223,7 +231,20 @@ def test_conditional_heads_finds_a_head_that_writes_only_at_one_token(monkeypatc
     assert trig["first_active"] == 0 and trig["null_active"] == 0 and trig["row_silent"] == pytest.approx(1)
     assert trig["coherence_active"] == pytest.approx(1)  # one key: nothing to cancel
     assert np.isnan(trig["coherence_silent"])  # all weight on a zero value: no ratio to take
-    assert not busy["conditional"] and busy["coverage"] == 1
+    assert not busy["conditional"] and busy["coverage"] == 1 and np.isnan(busy["quiet_ratio"])
+    # null keys are judged against the median key of the sequence: BOS at a third of the others' is null at
+    # null=0.5 and not at null=0.25; and two keys whose values cancel give a coherence below one
+    key_norm[:, 0, 0] = 1 / 3
+    out_norm[:, 0] = torch.where(on.bool(), 1.0, 0.5 / 3)  # half of what the weights would write: cancellation
+    trig = lm.conditional_heads(None, x, null=0.5)[0]
+    assert trig["null_silent"] == pytest.approx(1) and trig["coherence_silent"] == pytest.approx(0.5)
+    assert lm.conditional_heads(None, x, null=0.25)[0]["null_silent"] == 0
+    # a class with fewer than min_count queries is in neither set
+    x2 = torch.where(x == 5, 4, x)
+    x2[0, 5] = 5  # token 5 now occurs once
+    rec = lm.conditional_heads(None, x2)[0]
+    counted = (x2[:, 1:] != 5).sum().item()
+    assert rec["coverage"] == pytest.approx(((x2[:, 1:] == 0).sum() / counted).item())
     with pytest.raises(ValueError, match="coverage"):
         lm.conditional_heads(None, x, coverage=0)
     with pytest.raises(ValueError, match="min_count"):
@@ -239,7 +260,6 @@ def test_text_lm_experiment_records_history_and_heads_and_reuses_the_cache(tmp_p
 
     monkeypatch.setitem(profiles.TEXT, "quick", profiles.Settings(seeds=1, steps=20, lr=3e-3, batch_size=4))
     monkeypatch.setattr(language, "TEXT_EVERY", 10)
-    monkeypatch.setattr(language, "N_ANALYSIS", 16)
     out = tmp_path / "text.json"
     main(["reproduce", "text_lm", "--profile", "quick", "--cache-dir", str(tmp_path / "c"), "--out", str(out)])
     record = json.loads(out.read_text())
@@ -250,6 +270,12 @@ def test_text_lm_experiment_records_history_and_heads_and_reuses_the_cache(tmp_p
     for r in record["runs"]:
         assert r["history"]["step"] == [10, 20] and np.asarray(r["history"]["first_mean"]).shape == (2, layers, heads)
         assert np.asarray(r["first_mean"]).shape == (layers, heads) and len(r["heads"]) == layers * heads
+        assert np.asarray(r["first_share"]).shape == (layers, heads)
+        # the analysis uses the windows measured during training: the history ends where the record does
+        assert np.allclose(r["history"]["first_mean"][-1], r["first_mean"], atol=1e-6)
+        assert {h["layer"] for h in r["heads"]} == set(range(layers)) and all(
+            0 <= h["coverage"] <= 1 for h in r["heads"]
+        )
         assert 0 <= r["sink"] <= 1 and r["val_loss"] > 0
     assert out.with_suffix(".sinks.png").stat().st_size > 0
 

@@ -139,7 +139,7 @@ def backcopy(ctx: Context) -> ExperimentResult:
 
 
 TEXT_EVERY = 100  # steps between two measurements of the heads during training
-N_ANALYSIS = 256  # validation windows for the per-head analysis of a trained text model
+N_ANALYSIS = 128  # validation windows for the per-head analysis: the ones measured during training
 
 
 @experiment("text_lm", TEXT, figure=_text_figure, figure_name="sinks")
@@ -150,8 +150,9 @@ def text_lm(ctx: Context) -> ExperimentResult:
 
     One record per (rule, lr, seed): the final validation loss and Sink_1^eps; the history
     of both and of every head's mean weight on the first token (``history``, measured every
-    :data:`TEXT_EVERY` steps on fixed validation windows); per head, the first-token weight
-    and the first token's value-norm ratio at the end (``first_mean``, ``value_ratio``); and
+    :data:`TEXT_EVERY` steps on fixed validation windows); per head, on the same windows at
+    the end, the first-token weight, its share of the row (``first_share``; a ReLU row need
+    not sum to one) and the first token's value-norm ratio (``first_mean``, ``value_ratio``); and
     :func:`attnsink.lm.conditional_heads` on :data:`N_ANALYSIS` validation windows
     (``heads``). ``results`` maps (rule, lr) to the trained models.
     """
@@ -170,7 +171,7 @@ def text_lm(ctx: Context) -> ExperimentResult:
     points = [(rule, lr) for lr in TEXT_LRS for rule in TEXT_RULES]
     wanted = [(task, rule, seed, recipes[lr]) for rule, lr in points for seed in range(s.seeds)]
     trained = iter(train_gpts(ctx, wanted, TEXT_MODEL))
-    x = task.sample(N_ANALYSIS, seed=1, split="val")
+    x = task.sample(N_ANALYSIS, seed=0, split="val")  # train_lm's validation windows: the history ends here
     runs, results = [], {}
     for attention, lr in points:
         results[attention, lr] = []
@@ -178,6 +179,10 @@ def text_lm(ctx: Context) -> ExperimentResult:
             model, history = next(trained)
             results[attention, lr].append(model)
             m = lm.head_metrics(model, x)
+            share = []  # token 0's share of each row (ReLU rows need not sum to one), queries 1 on
+            for w in lm.head_outputs(model, x)["weights"]:
+                rows = w[..., 1:, :].sum(-1)
+                share.append(torch.where(rows > 0, w[..., 1:, 0] / rows, torch.nan).nanmean(dim=(0, 2)).tolist())
             runs.append(
                 {
                     "attention": attention,
@@ -188,6 +193,7 @@ def text_lm(ctx: Context) -> ExperimentResult:
                     "sink": m["sink"],
                     "first_mean": m["first_mean"].tolist(),
                     "value_ratio": m["value_ratio"].tolist(),
+                    "first_share": share,
                     "history": {
                         "step": history["step"].tolist(),
                         "val_loss": history["val_loss"].tolist(),
