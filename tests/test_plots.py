@@ -82,3 +82,20 @@ def test_sink_over_training_draws_each_layers_largest_head_per_step():
     assert ys == [(0.2, 0.3), (0.5, 0.7)]  # layer 1: max(0.0, 0.2), max(0.3, 0.1); layer 0: 0.5, 0.7
     assert any(list(line.get_ydata()) == [0.3, 0.3] for line in axes[0].get_lines())  # the threshold
     plt.close(fig)
+
+
+def test_grid_summary_slices_one_setting_at_a_time_sweeps_at_the_defaults():
+    import pandas as pd
+
+    rows = []
+    for L, d in [(8, 16), (16, 16), (32, 16), (16, 8), (16, 32)]:  # seq_len swept at d 16, d swept at L 16
+        rows.append(
+            {"attention": "softmax", "seq_len": L, "d_model": d, "bos_mass_nontrigger": L / 100 + d, "linf": 0.01}
+        )
+    fig = plots.grid_summary(pd.DataFrame(rows), ["seq_len", "d_model"], {"seq_len": 16, "d_model": 16})
+    top_left, top_right = fig.axes[0], fig.axes[1]
+    (line,) = [ln for ln in top_left.get_lines() if len(ln.get_xdata()) == 3]
+    assert list(line.get_xdata()) == [8, 16, 32] and list(line.get_ydata()) == [16.08, 16.16, 16.32]  # d = 16 only
+    (line,) = [ln for ln in top_right.get_lines() if len(ln.get_xdata()) == 3]
+    assert list(line.get_ydata()) == [8.16, 16.16, 32.16]  # L = 16 only
+    plt.close(fig)

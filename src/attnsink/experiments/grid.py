@@ -191,11 +191,12 @@ class GridResult:
         return pd.DataFrame([{k: v for k, v in r.items() if k != "heads"} for r in self.runs])
 
     def figure(self):
-        """Each varied axis against the mean BOS mass at non-trigger rows and the sup error."""
+        """Each varied axis against the mean BOS mass at non-trigger rows and the largest error
+        (:func:`attnsink.plots.grid_summary`; a column slices the others at :data:`DEFAULTS`)."""
         from .. import plots
 
         varied = [k for k in AXES if k != "attention" and len({repr(p[k]) for p in self.spec.points}) > 1]
-        return plots.grid_summary(self.frame(), varied)
+        return plots.grid_summary(self.frame(), varied, DEFAULTS)
 
 
 def run_grid(
