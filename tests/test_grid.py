@@ -215,3 +215,22 @@ def test_a_task_that_raises_is_reported_after_the_others_are_kept(ray_two_cpus):
     with pytest.raises(Exception, match="boom"):
         cluster.in_ray(maybe_fail, [(1,), (0,), (2,)], on_result=kept.__setitem__, max_retries=0)
     assert kept == {0: 1, 2: 2}
+
+
+def test_ctrl_c_keeps_what_finished_and_stops_the_rest(ray_two_cpus):
+    import time
+
+    def slow(x):
+        time.sleep(0.2 if x == 0 else 30)
+        return x
+
+    kept = {}
+
+    def keep(i, value):
+        kept[i] = value
+        raise KeyboardInterrupt  # as if Ctrl-C arrived right after the first result was stored
+
+    start = time.monotonic()
+    with pytest.raises(KeyboardInterrupt):
+        cluster.in_ray(slow, [(0,), (1,), (2,)], on_result=keep)
+    assert kept == {0: 0} and time.monotonic() - start < 20  # the 30 s tasks were cancelled, not awaited
