@@ -50,12 +50,26 @@ def _ray():
         ({"grids": [{"seq_len": [8]}, {"width": [8]}]}, r"unknown axis \['width'\] in grids\[1\]"),
         ({"grids": []}, "grids must be a non-empty list"),
         ({"grids": [{"lr": [0]}]}, r"grids\[0\]\.lr\[0\]"),
+        ({"lr": [1, 1.0]}, "lr lists a value twice"),
+        ({"n_layers": [1, 2]}, "n_layers > 1, which needs residual: true"),
+        ({"mlp": [True]}, "mlp, which needs residual: true"),
+        ({"d_model": [1]}, "is not a valid task"),
+        ({"grids": [{"seq_len": [8]}, {"d_model": [2]}]}, r"grids\[1\]: the point"),
+        ({"attention": ["softmax_cap2"]}, r"attention\[0\] must be one of"),
         ([], "non-empty mapping"),
     ],
 )
 def test_a_malformed_spec_is_refused_naming_the_key(spec, named):
     with pytest.raises(ValueError, match=named):
         load_spec(spec)
+
+
+def test_yaml_numbers_with_an_exponent_are_numbers_and_capped_rules_are_rules(tmp_path):
+    spec = tmp_path / "s.yaml"
+    spec.write_text("lr: [3e-4, 1e-05, 1]\nattention: [softmax_cap0.5]\nn_layers: [2]\nresidual: [true]\n")
+    points = load_spec(spec).points
+    assert [p["lr"] for p in points] == [3e-4, 1e-5, 1.0] and all(isinstance(p["lr"], float) for p in points)
+    assert points[0]["attention"] == "softmax_cap0.5" and points[0]["n_layers"] == 2
 
 
 def test_a_spec_file_that_is_not_yaml_or_not_there(tmp_path):
@@ -126,6 +140,8 @@ def test_local_grid_writes_records_table_and_figure_and_a_second_run_trains_noth
         (["--address", "auto"], "--address: only for --backend ray"),
         (["--backend", "ray", "--workers", "2"], "--workers: only for --backend local"),
         (["--device", "tpu"], "--device"),
+        (["--backend", "ray", "--device", "tpu"], "--device: must be a torch device"),
+        (["--backend", "ray", "--device", "cuda"], "does not match the spec's num_gpus=0"),
     ],
 )
 def test_grid_command_refuses_bad_arguments_before_training(tmp_path, capsys, extra, message):
@@ -190,19 +206,45 @@ def test_ray_gives_the_local_numbers_and_resumes_from_the_cache(tmp_path, monkey
     assert same(run_grid(TINY, backend="ray", cache_dir=tmp_path / "c").runs, local.runs)
 
 
+def _complete_points(cache_dir) -> int:
+    """How many of TINY's points have every seed in the cache."""
+    return sum(
+        not cache_lookup(j.task, list(j.seeds), cache_dir=cache_dir, device=torch.device("cpu"), **j.options)[2]
+        for j in load_spec(TINY).jobs()
+    )
+
+
 def test_a_worker_killed_mid_run_loses_no_other_result_and_the_sweep_completes(tmp_path, monkeypatch):
     ray = _ray()
     marker = tmp_path / "kill-one-worker"
-    marker.touch()
-    monkeypatch.setenv(cluster.FAULT_ENV, str(marker))  # the first task to see it kills its worker
-    ray.init(num_cpus=2, include_dashboard=False, log_to_driver=False)
+    marker.write_text("3")  # the last of the 4 tasks (two CPUs: it starts after the first results are in)
+    monkeypatch.setenv(cluster.FAULT_ENV, str(marker))
+    ray.init(num_cpus=2, include_dashboard=False, log_to_driver=False)  # workers inherit this environment
     try:
-        remote = run_grid({**TINY, "max_retries": 2}, backend="ray", cache_dir=tmp_path / "c")
+        remote = run_grid({**TINY, "max_retries": 1}, backend="ray", cache_dir=tmp_path / "c")
+        assert not marker.exists()  # the worker did die, and its task was run again
+        # the same fault with no retry: the run fails, and every other point is in the cache
+        marker.write_text("3")
+        with pytest.raises(Exception, match="(?i)worker|died|crash"):
+            run_grid({**TINY, "max_retries": 0}, backend="ray", cache_dir=tmp_path / "c2")
+        assert not marker.exists() and _complete_points(tmp_path / "c2") == 3
     finally:
         ray.shutdown()
-    assert not marker.exists()  # a worker did die
     monkeypatch.delenv(cluster.FAULT_ENV)
-    assert same(remote.runs, run_grid(TINY, cache_dir=None, workers=2).runs)  # every run, the same numbers
+    assert _complete_points(tmp_path / "c") == 4
+    local = run_grid(TINY, cache_dir=None, workers=1)  # trained in this process, not through the pool
+    assert same(remote.runs, local.runs)  # every run, the same numbers
+
+
+def test_ray_refuses_what_could_never_run(tmp_path, ray_two_cpus):
+    with pytest.raises(ValueError, match="num_gpus=1, but the Ray cluster has 0 GPUs"):
+        cluster.in_ray(print, [(1,)], on_result=print, num_gpus=1)
+    with pytest.raises(ValueError, match="already initialised"):
+        cluster.in_ray(print, [(1,)], on_result=print, address="auto")
+    with pytest.raises(ValueError, match="ask for no GPU"):
+        run_grid(TINY, backend="ray", device="cuda", cache_dir=None)
+    with pytest.raises(ValueError, match="num_gpus=1 but device is cpu"):
+        run_grid({**TINY, "num_gpus": 1}, backend="ray", device="cpu", cache_dir=None)
 
 
 def test_a_task_that_raises_is_reported_after_the_others_are_kept(ray_two_cpus):

@@ -160,7 +160,17 @@ def _grid(parser: argparse.ArgumentParser, args) -> int:
 
         if importlib.util.find_spec("ray") is None:
             cmd.error("argument --backend: ray is not installed; pip install 'attnsink[cluster]'")
+        import torch
+
         device = args.device
+        if device is None:
+            device = "cuda" if spec.ray.get("num_gpus", 0) else "cpu"
+        try:
+            kind = torch.device(device).type
+        except (RuntimeError, TypeError):
+            cmd.error(f"argument --device: must be a torch device such as 'cpu' or 'cuda', got {device!r}")
+        if (kind == "cuda") != bool(spec.ray.get("num_gpus", 0)):
+            cmd.error(f"argument --device: {device!r} does not match the spec's num_gpus={spec.ray.get('num_gpus', 0)}")
     else:
         if args.address is not None:
             cmd.error("argument --address: only for --backend ray")

@@ -145,6 +145,11 @@ def train_many(
         if device is None:
             device = "cuda" if ray_options.get("num_gpus", 0) else "cpu"
         dev = _parse_device(device)  # the workers' device: this machine need not have it
+        gpus = ray_options.get("num_gpus", 0)
+        if dev.type == "cuda" and not gpus:
+            raise ValueError("device is cuda but the Ray tasks ask for no GPU; set num_gpus (e.g. 1)")
+        if dev.type == "cpu" and gpus:
+            raise ValueError(f"the Ray tasks ask for num_gpus={gpus:g} but device is cpu; use device cuda")
     else:
         if ray_options:
             raise ValueError("ray_options is only for backend='ray'")

@@ -10,7 +10,8 @@ keeps the paper's value (:data:`DEFAULTS`)::
     steps: 400        # the step cap of every run
 
 A spec may also hold ``grids``, a list of such mappings of axes: the points are then the
-union of each sub-grid's combinations (the top-level axes apply to all of them), which
+union of each sub-grid's combinations (the top-level axes apply to all of them, and an axis
+a sub-grid lists replaces the top-level one there), which
 expresses one-setting-at-a-time sweeps such as chapter 5's (``examples/sweep.yaml``); a
 point listed twice is trained once. The other keys: ``seeds`` (default 1), ``steps``
 (default: the step cap of chapter 5's sweep in the spec's ``profile``, else the profile in
@@ -32,7 +33,7 @@ import math
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from ..attention import ATTENTION_RULES
+from ..attention import ATTENTION_RULES, CAPPED_PREFIX, get_rule
 from ..metrics import evaluate, sink_timing
 from ..parallel import Job, train_many
 from ..profiles import N_TEST, SWEEP, resolve_profile
@@ -48,9 +49,17 @@ def _is_number(v) -> bool:
     return isinstance(v, (int, float)) and not isinstance(v, bool) and math.isfinite(v)
 
 
+def _is_rule(v) -> bool:
+    try:
+        get_rule(v)
+    except (ValueError, TypeError):
+        return False
+    return True
+
+
 # axis -> (what a value must be, the check)
 AXES = {
-    "attention": (f"one of {sorted(ATTENTION_RULES)}", lambda v: isinstance(v, str) and v in ATTENTION_RULES),
+    "attention": (f"one of {sorted(ATTENTION_RULES)} or {CAPPED_PREFIX}<cap in [0, 1]>", lambda v: _is_rule(v)),
     "seq_len": ("a whole number >= 2", lambda v: _is_int(v) and v >= 2),
     "d_model": ("a whole number >= 1", lambda v: _is_int(v) and v >= 1),
     "n_layers": ("a whole number >= 1", lambda v: _is_int(v) and v >= 1),
@@ -107,6 +116,20 @@ class GridSpec:
         return out
 
 
+def _check_point(point: dict, where: str) -> None:
+    """The rules between settings that the task and the model enforce, checked before training."""
+    try:
+        TriggerTask(d_model=point["d_model"], seq_len=point["seq_len"], residual=point["residual"], bos=point["bos"])
+    except ValueError as e:
+        raise ValueError(f"{where}: the point {point} is not a valid task: {e}") from None
+    needs = [k for k in ("mlp", "layer_norm") if point[k]] + (["n_layers > 1"] if point["n_layers"] > 1 else [])
+    if needs and not point["residual"]:
+        raise ValueError(
+            f"{where}: the point {point} has {', '.join(needs)}, which needs residual: true "
+            "(add residual: [true] to the spec)"
+        )
+
+
 def _check_axes(axes: dict, where: str) -> dict:
     for key, values in axes.items():
         name = f"{where}{key}"
@@ -118,9 +141,27 @@ def _check_axes(axes: dict, where: str) -> dict:
         for i, v in enumerate(values):
             if not ok(v):
                 raise ValueError(f"{name}[{i}] must be {what}, got {v!r}")
-        if len(set(map(repr, values))) < len(values):
+        if len({float(v) if key == "lr" else repr(v) for v in values}) < len(values):
             raise ValueError(f"{name} lists a value twice: {values!r}")
     return axes
+
+
+def _loader():
+    """PyYAML's safe loader, reading ``3e-4`` and ``1e-05`` as numbers (YAML 1.2 and JSON do;
+    PyYAML's YAML 1.1 rule wants a dot, ``3.0e-4``, and reads them as strings otherwise)."""
+    import re
+
+    import yaml
+
+    class Loader(yaml.SafeLoader):
+        pass
+
+    Loader.add_implicit_resolver(
+        "tag:yaml.org,2002:float",
+        re.compile(r"^[-+]?(?:[0-9][0-9_]*)(?:\.[0-9_]*)?[eE][-+]?[0-9]+$"),
+        list("-+0123456789"),
+    )
+    return Loader
 
 
 def load_spec(spec: str | Path | dict) -> GridSpec:
@@ -134,7 +175,7 @@ def load_spec(spec: str | Path | dict) -> GridSpec:
         if not path.is_file():
             raise ValueError(f"spec {str(path)!r} is not a file")
         try:
-            spec = yaml.safe_load(path.read_text())
+            spec = yaml.load(path.read_text(), Loader=_loader())
         except yaml.YAMLError as e:
             raise ValueError(f"spec {str(path)!r} is not valid YAML: {e}") from e
     if not isinstance(spec, dict) or not spec:
@@ -163,6 +204,8 @@ def load_spec(spec: str | Path | dict) -> GridSpec:
         axes.update(_check_axes(sub, f"grids[{i}]."))
         for combo in itertools.product(*axes.values()):
             point = dict(zip(axes, combo))
+            point["lr"] = float(point["lr"])  # lr 1 and 1.0 are one point
+            _check_point(point, f"grids[{i}]" if "grids" in spec else "the spec")
             key = json.dumps(point, sort_keys=True)
             if key not in seen:
                 seen.add(key)
