@@ -116,3 +116,14 @@ def test_set_repo_url_rewrites_config_and_chapters(tmp_path):
         assert f'REPO_URL = \\"{url}\\"' in nb.read_text(), nb.name
     bad = subprocess.run([sys.executable, str(copy / "scripts" / "set_repo_url.py"), "not a url"], capture_output=True)
     assert bad.returncode == 2
+
+
+def test_full_cache_trains_every_experiment_once():
+    import re
+
+    from attnsink.__main__ import EXPERIMENT_NAMES
+
+    makefile = (ROOT / "Makefile").read_text()
+    names = re.search(r"^FULL_EXPERIMENTS := (.+)$", makefile, re.M).group(1).split()
+    assert sorted(names) == sorted(EXPERIMENT_NAMES) and len(names) == len(set(names))
+    assert "--profile full" in makefile and "full-cache: $(STAMP)" in makefile
