@@ -128,6 +128,23 @@ def _parser() -> argparse.ArgumentParser:
     return parser
 
 
+def _device_and_workers(cmd: argparse.ArgumentParser, args):
+    """The torch device of ``--device`` on this machine, with ``--workers`` / ``$ATTNSINK_WORKERS``
+    checked against it (an error exits)."""
+    from .parallel import resolve_workers
+    from .train import resolve_device
+
+    try:
+        device = resolve_device(args.device)
+    except ValueError as e:
+        cmd.error(f"argument --device: {e}")
+    try:
+        resolve_workers(args.workers, device)
+    except ValueError as e:
+        cmd.error(str(e))
+    return device
+
+
 def _cache_folder(cmd: argparse.ArgumentParser, args) -> Path | None:
     """The results cache the command uses, checked (an error exits)."""
     if args.no_cache and args.cache_dir is not None:
@@ -174,17 +191,7 @@ def _grid(parser: argparse.ArgumentParser, args) -> int:
     else:
         if args.address is not None:
             cmd.error("argument --address: only for --backend ray")
-        from .parallel import resolve_workers
-        from .train import resolve_device
-
-        try:
-            device = resolve_device(args.device)
-        except ValueError as e:
-            cmd.error(f"argument --device: {e}")
-        try:
-            resolve_workers(args.workers, device)
-        except ValueError as e:
-            cmd.error(str(e))
+        device = _device_and_workers(cmd, args)
     out = args.out if args.out is not None else Path("results") / f"grid-{args.spec.stem}"
     problem = _writable_folder(out)
     if problem:
@@ -228,22 +235,12 @@ def main(argv: list[str] | None = None) -> int:
 
     # everything is checked before anything trains
     from .profiles import resolve_profile
-    from .train import resolve_device
 
     try:
         profile = resolve_profile(args.profile)
     except ValueError as e:
         rep.error(str(e))
-    try:
-        device = resolve_device(args.device)
-    except ValueError as e:
-        rep.error(f"argument --device: {e}")
-    from .parallel import resolve_workers
-
-    try:
-        resolve_workers(args.workers, device)
-    except ValueError as e:
-        rep.error(str(e))
+    device = _device_and_workers(rep, args)
     out = args.out if args.out is not None else Path("results") / f"{args.name}.json"
     if out.is_dir():
         rep.error(f"argument --out: {str(out)!r} is a folder; give a file name such as {str(out / 'result.json')!r}")
