@@ -285,3 +285,23 @@ def test_text_lm_experiment_records_history_and_heads_and_reuses_the_cache(tmp_p
     monkeypatch.setattr("attnsink.lm.train_lm", refuse)
     again = text_lm("quick", cache_dir=tmp_path / "c")
     assert again.runs[0]["val_loss"] == record["runs"][0]["val_loss"]
+
+
+def test_first_share_counts_only_rows_that_carry_weight():
+    from attnsink.experiments.language import ROW_MIN, first_share
+
+    L = 5
+    w = torch.zeros(2, 3, L, L)  # (batch, heads, query, key)
+    w[:, 0, :, 0] = 0.25  # head 0: a quarter of every row on token 0, the rest on the query itself
+    w[:, 0, torch.arange(L), torch.arange(L)] += 0.75
+    w[:, 1, :, 0] = ROW_MIN / 10  # head 1: a trace of weight, all on token 0: off everywhere
+    w[:, 2, 1:3, 0] = ROW_MIN / 10  # head 2: traces on token 0 at queries 1 and 2 ...
+    w[:, 2, 3:, 2] = 0.5  # ... and real rows, with nothing on token 0, at queries 3 and 4
+    share = first_share(w)
+    assert share[0] == pytest.approx(0.25)
+    assert np.isnan(share[1])  # no row to measure: not a share of 1 from noise
+    assert share[2] == 0.0  # the near-empty rows do not count
+    assert first_share(w, row_min=ROW_MIN / 100)[2] == pytest.approx(0.5)  # with a lower bar they do
+    for bad in (0, -1.0, True, "0.01"):
+        with pytest.raises(ValueError, match="row_min"):
+            first_share(w, row_min=bad)

@@ -140,6 +140,21 @@ def backcopy(ctx: Context) -> ExperimentResult:
 
 TEXT_EVERY = 100  # steps between two measurements of the heads during training
 N_ANALYSIS = 128  # validation windows for the per-head analysis: the ones measured during training
+ROW_MIN = 0.01  # a row carrying less weight than this in all says nothing about where its head looks
+
+
+def first_share(weights: torch.Tensor, row_min: float = ROW_MIN) -> list[float]:
+    """Per head, the first token's share of the row, averaged over the rows (queries 1 on) of
+    ``weights`` (batch, heads, query, key) that carry at least ``row_min`` of weight in all; NaN
+    for a head with no such row (off at every query). A ReLU row need not sum to one, and the
+    share of a nearly empty row is noise: a head that is off almost everywhere could otherwise
+    show any share at all from the few rows with a trace of weight."""
+    if not (isinstance(row_min, (int, float)) and not isinstance(row_min, bool) and row_min > 0):
+        raise ValueError(f"row_min must be a number > 0, got {row_min!r}")
+    rows = weights[..., 1:, :].sum(-1)
+    keep = rows >= row_min
+    share = torch.where(keep, weights[..., 1:, 0] / rows.clamp_min(row_min), torch.nan)
+    return share.nanmean(dim=(0, 2)).tolist()
 
 
 @experiment("text_lm", TEXT, figure=_text_figure, figure_name="sinks")
@@ -151,8 +166,8 @@ def text_lm(ctx: Context) -> ExperimentResult:
     One record per (rule, lr, seed): the final validation loss and Sink_1^eps; the history
     of both and of every head's mean weight on the first token (``history``, measured every
     :data:`TEXT_EVERY` steps on fixed validation windows); per head, on the same windows at
-    the end, the first-token weight, its share of the row (``first_share``; a ReLU row need
-    not sum to one) and the first token's value-norm ratio (``first_mean``, ``value_ratio``); and
+    the end, the first-token weight, its share of the rows that carry weight
+    (``first_share``, :func:`first_share`; a ReLU row need not sum to one) and the first token's value-norm ratio (``first_mean``, ``value_ratio``); and
     :func:`attnsink.lm.conditional_heads` on :data:`N_ANALYSIS` validation windows
     (``heads``). ``results`` maps (rule, lr) to the trained models.
     """
@@ -179,10 +194,7 @@ def text_lm(ctx: Context) -> ExperimentResult:
             model, history = next(trained)
             results[attention, lr].append(model)
             m = lm.head_metrics(model, x)
-            share = []  # token 0's share of each row (ReLU rows need not sum to one), queries 1 on
-            for w in lm.head_outputs(model, x)["weights"]:
-                rows = w[..., 1:, :].sum(-1)
-                share.append(torch.where(rows > 0, w[..., 1:, 0] / rows, torch.nan).nanmean(dim=(0, 2)).tolist())
+            share = [first_share(w) for w in lm.head_outputs(model, x)["weights"]]
             runs.append(
                 {
                     "attention": attention,
