@@ -166,8 +166,9 @@ def text_lm(ctx: Context) -> ExperimentResult:
     One record per (rule, lr, seed): the final validation loss and Sink_1^eps; the history
     of both and of every head's mean weight on the first token (``history``, measured every
     :data:`TEXT_EVERY` steps on fixed validation windows); per head, on the same windows at
-    the end, the first-token weight, its share of the rows that carry weight
-    (``first_share``, :func:`first_share`; a ReLU row need not sum to one) and the first token's value-norm ratio (``first_mean``, ``value_ratio``); and
+    the end, the first-token weight and the first token's value-norm ratio (``first_mean``,
+    ``value_ratio``), and its share of the rows that carry weight (``first_share``, see
+    :func:`first_share`; a ReLU row need not sum to one); and
     :func:`attnsink.lm.conditional_heads` on :data:`N_ANALYSIS` validation windows
     (``heads``). ``results`` maps (rule, lr) to the trained models.
     """
