@@ -108,7 +108,10 @@ def test_trained_terms_per_head_and_cancellation_summary_follow_the_result():
 def test_kinds_phrase_and_counts():
     assert an.kinds_phrase(pd.Series(["sink"] * 4), 2) == "all 4 heads of the 2 seeds are sinks"
     mixed = an.kinds_phrase(pd.Series(["sink", "sink", "diffuse"]), 1)
-    assert mixed == "of the 3 heads of the 1 seeds, 2 are sink, 1 are diffuse"
+    assert mixed == "of the 3 heads of the one seed, 2 are sinks, 1 is diffuse"
+    three = an.kinds_phrase(pd.Series(["off", "sink", "off"]), 3)
+    assert three == "of the 3 heads of the 3 seeds, 2 are off, 1 is a sink"
+    assert an.kinds_phrase(pd.Series(["dormant"] * 2), 2) == "all 2 heads of the 2 seeds are dormant"
     with pytest.raises(ValueError, match="seeds"):
         an.kinds_phrase(pd.Series(["sink"]), 0)
     assert an.kind_counts(["off", "sink", "off"]) == "2 off, 1 sink"

@@ -191,10 +191,20 @@ def kinds_phrase(kind: pd.Series, seeds: int) -> str:
     """'all 12 heads of the 3 seeds are sinks', or the count of every kind present."""
     check_int("seeds", seeds, 1)
     counts = kind.value_counts()
-    total = f"{len(kind)} heads of the {seeds} seeds"
+    total = f"{len(kind)} heads of the {'one seed' if seeds == 1 else f'{seeds} seeds'}"
     if len(counts) == 1:
-        return f"all {total} are {counts.index[0]}s"
-    return f"of the {total}, " + ", ".join(f"{n} are {k}" for k, n in counts.items())
+        return f"all {total} are {_kind_word(counts.index[0], 2)}"
+    return f"of the {total}, " + ", ".join(
+        f"{n} {'is' if n == 1 else 'are'} {_kind_word(k, n)}" for k, n in counts.items()
+    )
+
+
+def _kind_word(kind: str, n: int) -> str:
+    """A head kind after "is"/"are": the noun "sink" takes a number ("a sink", "sinks"); the
+    other kinds ("off", "dormant", "diffuse") are adjectives."""
+    if kind != "sink":
+        return kind
+    return "a sink" if n == 1 else "sinks"
 
 
 def cancellation_summary(result, per_head: pd.DataFrame, *, attention: str = "softmax") -> pd.DataFrame:
