@@ -15,7 +15,7 @@ STAMP := $(VENV)/.installed
 REMOTE ?= origin
 HTML ?= _build/html
 
-.PHONY: book test env clean publish full-cache
+.PHONY: book test env clean publish full-cache status
 
 env: $(STAMP)
 
@@ -37,17 +37,20 @@ book: $(STAMP)
 test: $(STAMP)
 	$(BIN)/python -m pytest tests --nbmake book/ --nbmake-timeout=1200 --durations=10
 
-# Every experiment's full profile, trained into the results cache, the chapters that a run
-# completes soonest first (multi_layer: chapters 4 and 5; variants, the longest: 2, 3 and 6).
-# On a CPU this takes many hours (see the README); afterwards ATTNSINK_PROFILE=full make book
-# reads the models instead of training them inside a notebook cell. A rerun resumes.
-FULL_EXPERIMENTS := single_layer sweep blocks multi_layer capped_bos backcopy text_lm variants
+# Every experiment's full profile, trained and put in the repository's store (store/), the
+# cheapest first. On two CPU cores this takes many hours (benchmarks/RESULTS.md); what is stored
+# is never trained again, so a rerun resumes, on this machine or another. `make status` says
+# what is stored, missing and stale; ATTNSINK_PROFILE=full make book then reads the store.
+FULL_EXPERIMENTS := single_layer capped_bos multi_layer blocks backcopy text_lm sweep variants
 
 full-cache: $(STAMP)
 	@for name in $(FULL_EXPERIMENTS); do \
 		echo "== $$name (full profile)"; \
-		$(BIN)/python -m attnsink reproduce $$name --profile full --progress --out results/full/$$name.json || exit 1; \
+		$(BIN)/python -m attnsink reproduce $$name --profile full --store --progress --out results/full/$$name.json || exit 1; \
 	done
+
+status: $(STAMP)
+	$(BIN)/python -m attnsink status
 
 publish:
 	@test -f $(HTML)/index.html || { echo "error: no built book in $(HTML): run make book first" >&2; exit 2; }

@@ -1,6 +1,5 @@
 import warnings
 from dataclasses import asdict
-from pathlib import Path
 
 import numpy as np
 import pytest
@@ -68,7 +67,6 @@ def cache_config(seed):
         "mlp": False,
         "layer_norm": False,
         "seed": seed,
-        "device": "cpu",
         **KW,
     }
 
@@ -76,39 +74,25 @@ def cache_config(seed):
 def test_changed_config_never_reads_a_stale_entry(tmp_path):
     base = cache_config(0)
     cache.store(tmp_path, base, {"value": torch.tensor(1.0)})
-    for change in ({"lr": 2e-2}, {"seed": 1}, {"steps": 21}, {"attention": "relu"}, {"device": "cuda"}):
+    for change in ({"lr": 2e-2}, {"seed": 1}, {"steps": 21}, {"attention": "relu"}):
         assert cache.load(tmp_path, {**base, **change}) is None
     assert cache.load(tmp_path, base)["value"].item() == 1.0
 
 
-def test_key_depends_on_library_source(monkeypatch):
-    key = cache.cache_key({"a": 1})
-    monkeypatch.setattr(cache, "source_hash", lambda: "edited")
-    assert cache.cache_key({"a": 1}) != key
+def test_key_depends_on_the_training_version_of_its_kind(monkeypatch):
+    trigger, gpt = {"kind": "train_seeds", "a": 1}, {"kind": "gpt", "a": 1}
+    before = cache.cache_key(trigger), cache.cache_key(gpt)
+    monkeypatch.setitem(cache.TRAINING_VERSIONS, "train_seeds", cache.TRAINING_VERSIONS["train_seeds"] + 1)
+    assert cache.cache_key(trigger) != before[0] and cache.cache_key(gpt) == before[1]
 
 
-def test_only_the_training_modules_are_hashed(tmp_path):
-    """Editing a figure, a metric, a bound or an experiment keeps every entry; editing what
-    trains a model (task, rules, model, trainer) changes every key."""
-    import shutil
-
-    lib = tmp_path / "attnsink"
-    shutil.copytree(Path(cache.__file__).parent, lib, ignore=shutil.ignore_patterns("__pycache__"))
-    before = cache.source_hash(lib)
-    assert before == cache.source_hash()  # the copy hashes like the library itself
-    outside = [str(p.relative_to(lib)) for p in lib.rglob("*.py") if p.name not in cache.TRAINING_MODULES]
-    assert {"plots.py", "metrics.py", "theory.py", "profiles.py", "experiments/base.py"} <= set(outside)
-    for name in outside:
-        with open(lib / name, "a") as f:
-            f.write("\n# an edit\n")
-    cache.source_hash.cache_clear()
-    assert cache.source_hash(lib) == before
-    for name in cache.TRAINING_MODULES:
-        edited = tmp_path / name
-        shutil.copytree(lib, edited)
-        with open(edited / name, "a") as f:
-            f.write("\n# an edit\n")
-        assert cache.source_hash(edited) != before, name
+def test_the_key_holds_no_device_and_the_entry_says_where_it_trained(tmp_path):
+    (r,) = run(tmp_path, seeds=(0,))
+    base, found, missing = cache.cache_lookup(TASK, [0], cache_dir=tmp_path, device=torch.device("cpu"),
+                                              attention="softmax", **KW)
+    assert "device" not in base["key"] and not missing
+    entry = cache.load_entry(tmp_path, {**base["key"], "seed": 0}, store_dir=None)
+    assert entry["where"] == "cache" and entry["meta"]["device"] == "cpu" and "cores" in entry["meta"]["machine"]
 
 
 def test_entry_under_the_wrong_key_is_rejected(tmp_path):

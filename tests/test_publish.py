@@ -9,8 +9,6 @@ from pathlib import Path
 import pytest
 import yaml
 
-from attnsink import cache
-
 ROOT = Path(__file__).resolve().parents[1]
 WORKFLOW = ROOT / ".github" / "workflows" / "book.yml"
 TOC = yaml.safe_load((ROOT / "_toc.yml").read_text())
@@ -93,13 +91,15 @@ def test_workflow_builds_and_publishes_with_the_make_targets():
     assert flow["permissions"]["contents"] == "write"
 
 
-def test_workflow_cache_key_is_the_training_modules():
+def test_workflow_builds_from_the_store_and_never_trains():
     flow = yaml.safe_load(WORKFLOW.read_text())
     (job,) = flow["jobs"].values()
-    (step,) = [s for s in job["steps"] if s.get("uses", "").startswith("actions/cache")]
-    hashed = re.findall(r"src/attnsink/(\w+\.py)", step["with"]["key"])
-    assert sorted(hashed) == sorted(cache.TRAINING_MODULES)
-    assert step["with"]["path"] == ".attnsink-cache" and job["env"]["ATTNSINK_CACHE_DIR"].endswith(".attnsink-cache")
+    assert job["env"]["ATTNSINK_TRAIN"] == "0"  # a missing model fails the build instead of training
+    assert not [s for s in job["steps"] if s.get("uses", "").startswith("actions/cache")]  # the store is in the repo
+    runs = [s.get("run", "") for s in job["steps"]]
+    check = next(i for i, r in enumerate(runs) if "attnsink status" in r)
+    assert "--profile full --check" in runs[check]
+    assert check < next(i for i, r in enumerate(runs) if "make book" in r)  # checked before the build
 
 
 def test_set_repo_url_rewrites_config_and_chapters(tmp_path):
@@ -126,4 +126,4 @@ def test_full_cache_trains_every_experiment_once():
     makefile = (ROOT / "Makefile").read_text()
     names = re.search(r"^FULL_EXPERIMENTS := (.+)$", makefile, re.M).group(1).split()
     assert sorted(names) == sorted(EXPERIMENT_NAMES) and len(names) == len(set(names))
-    assert "--profile full" in makefile and "full-cache: $(STAMP)" in makefile
+    assert "--profile full --store" in makefile and "full-cache: $(STAMP)" in makefile

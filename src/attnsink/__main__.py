@@ -1,8 +1,11 @@
-"""Command line: ``python -m attnsink reproduce NAME [--profile quick|full] [--seeds N] [--out FILE]``
-and ``python -m attnsink grid SPEC.yaml [--backend local|ray] [--address ADDR] [--out DIR]``.
+"""Command line: ``python -m attnsink reproduce NAME [--profile quick|full] [--seeds N] [--out FILE] [--store]``,
+``python -m attnsink grid SPEC.yaml [--backend local|ray] [--address ADDR] [--out DIR]`` and
+``python -m attnsink status [--profile full|quick] [--check]``.
 
 ``reproduce`` runs a named experiment, prints a summary table, writes the metrics as JSON
-to ``--out`` and the experiment's figure as a PNG beside it; ``grid`` trains every point of
+to ``--out`` and the experiment's figure as a PNG beside it (with ``--store``, it also puts the
+trained models in the repository's store, :mod:`attnsink.stored`); ``status`` says per
+experiment how many of its models are stored, missing and stale; ``grid`` trains every point of
 a spec file (:mod:`attnsink.experiments.grid`) and writes ``runs.json``, ``runs.csv`` and
 ``summary.png`` into ``--out``. Every argument, the environment's
 ``ATTNSINK_PROFILE`` and the output folder are checked before anything trains: a bad one
@@ -105,8 +108,30 @@ def _parser() -> argparse.ArgumentParser:
         help="reuse and store trained models in this folder (default: the chapters' results cache, "
         "$ATTNSINK_CACHE_DIR or ~/.cache/attnsink)",
     )
-    rep.add_argument("--no-cache", action="store_true", help="train everything and keep nothing")
+    rep.add_argument(
+        "--no-cache", action="store_true", help="keep nothing in the results cache (stored models are still read)"
+    )
+    rep.add_argument(
+        "--store",
+        action="store_true",
+        help="full profile only: afterwards, put its models in the repository's store and write its manifest",
+    )
     parser.reproduce = rep  # errors about its arguments print its usage
+
+    st = sub.add_parser("status", help="how many of each experiment's models are stored, missing and stale")
+    st.add_argument("--profile", choices=PROFILE_CHOICES, default="full", help="default: full")
+    st.add_argument("--store-dir", type=Path, default=None, help="default: $ATTNSINK_STORE, else the checkout's store/")
+    st.add_argument("--check", action="store_true", help="exit with status 1 when a model is missing or stale")
+    parser.status = st
+
+    sto = sub.add_parser(
+        "store", help="put the full-profile models of experiments that the results cache holds into the store"
+    )
+    sto.add_argument("names", nargs="+", choices=EXPERIMENT_NAMES, metavar="NAME")
+    sto.add_argument("--cache-dir", type=Path, default=None, help="default: $ATTNSINK_CACHE_DIR or ~/.cache/attnsink")
+    sto.add_argument("--wall-s", type=float, default=None, help="the wall time of the run that trained them")
+    sto.add_argument("--device", default=None, help="the device they were trained on (default: cuda when available)")
+    parser.store = sto
 
     grid = sub.add_parser("grid", help="train every point of a sweep spec (YAML), here or on a Ray cluster")
     grid.add_argument("spec", type=Path, help="the spec file, e.g. examples/sweep.yaml")
@@ -226,11 +251,63 @@ def _grid(parser: argparse.ArgumentParser, args) -> int:
     return 0
 
 
+def _status(parser: argparse.ArgumentParser, args) -> int:
+    if args.store_dir is not None and not args.store_dir.is_dir():
+        parser.status.error(f"argument --store-dir: {str(args.store_dir)!r} is not a folder")
+    import pandas as pd
+
+    from .stored import status
+
+    table = status(args.profile, store_dir=args.store_dir)
+    with pd.option_context("display.width", 200):
+        print(table.to_string(index=False))
+    total = table[["models", "stored", "missing", "stale"]].sum()
+    print(
+        f"{int(total.stored)} of {int(total.models)} models stored ({table.MB.sum():.1f} MB), "
+        f"{int(total.missing)} missing, {int(total.stale)} stale"
+    )
+    bad = table[(table.missing > 0) | (table.stale > 0)]
+    if args.check and len(bad):
+        names = " ".join(bad.experiment)
+        print(
+            f"error: the store is incomplete or stale for {names}; run `make full-cache` "
+            f"(python -m attnsink reproduce NAME --profile {args.profile} --store)",
+            file=sys.stderr,
+        )
+        return 1
+    return 0
+
+
+def _store(parser: argparse.ArgumentParser, args) -> int:
+    cmd = parser.store
+    args.no_cache = False
+    cache_dir = _cache_folder(cmd, args)
+    device = args.device or ("cuda" if _cuda() else "cpu")
+    from .cache import machine
+    from .stored import save
+
+    for name in args.names:
+        run = {"wall_s": args.wall_s, "device": device, "machine": machine()}
+        manifest = save(name, "full", cache_dir=cache_dir, run=run, partial=True)
+        print(f"{name}: {len(manifest['models'])} models in the store", file=sys.stderr)
+    return 0
+
+
+def _cuda() -> bool:
+    import torch
+
+    return torch.cuda.is_available()
+
+
 def main(argv: list[str] | None = None) -> int:
     parser = _parser()
     args = parser.parse_args(argv)
     if args.command == "grid":
         return _grid(parser, args)
+    if args.command == "status":
+        return _status(parser, args)
+    if args.command == "store":
+        return _store(parser, args)
     rep = parser.reproduce
 
     # everything is checked before anything trains
@@ -248,6 +325,15 @@ def main(argv: list[str] | None = None) -> int:
     if problem:
         rep.error(f"argument --out: {problem}")
     cache_dir = _cache_folder(rep, args)
+    if args.store:
+        if profile != "full":
+            rep.error("argument --store: only the full profile is stored (add --profile full)")
+        if args.seeds is not None:
+            rep.error("argument --store: not with --seeds (the store holds the profile's seeds)")
+        if cache_dir is None:
+            rep.error("argument --store: not with --no-cache (the store is filled from the cache)")
+
+    import time
 
     import pandas as pd
 
@@ -255,9 +341,23 @@ def main(argv: list[str] | None = None) -> int:
     from .experiments import EXPERIMENTS
 
     print(f"running {args.name} with the {profile} profile on {device}", file=sys.stderr)
+    start = time.perf_counter()
     result = EXPERIMENTS[args.name](
-        profile, seeds=args.seeds, device=device, progress=args.progress, cache_dir=cache_dir, workers=args.workers
+        profile,
+        seeds=args.seeds,
+        device=device,
+        progress=args.progress,
+        cache_dir=cache_dir,
+        workers=args.workers,
+        train=True,
     )
+    if args.store:
+        from .cache import machine
+        from .stored import save
+
+        run = {"wall_s": round(time.perf_counter() - start, 1), "device": device.type, "machine": machine()}
+        manifest = save(args.name, profile, cache_dir=cache_dir, run=run)
+        print(f"stored {len(manifest['models'])} models of {args.name}", file=sys.stderr)
 
     table = result.frame()
     varying = [c for c in CONFIG_COLUMNS if c in table and table[c].astype(str).nunique() > 1]

@@ -1,29 +1,33 @@
-"""A small on-disk cache for trained models, so chapters and reruns do not train twice.
+"""A small on-disk cache for trained models, so chapters and reruns do not train twice,
+and the read-only store of the ``full`` profile's models that the repository carries.
 
-An entry's key is a hash of what produced it: the experiment's full config, the seed,
-the library version and a hash of the source of the modules that train models (task,
-attention rules, model, trainer), so editing them never reads a stale result, and
-editing anything else (figures, metrics, bounds, experiments' analysis) keeps every
-entry. Writes are atomic (a temporary file, then a rename); every read checks a checksum
-and the stored config, and a truncated or corrupted entry is reported with a warning,
-recomputed and rewritten.
+An entry's key is a hash of what produced it: the training call's full config (task,
+architecture, recipe, seed) and the *training version* of its kind
+(:data:`TRAINING_VERSIONS`). The version is declared, not computed from the source: a
+refactor, a comment or a new option keeps every entry, and ``tests/test_golden.py`` pins the
+numbers the training code produces, so a change that moves any of them fails that test
+until the version is bumped, which re-keys (and so marks stale) every entry of that kind.
+The device is not in the key: a model is the same run wherever it was trained, and where
+it was trained is recorded beside it (:func:`entry_meta`).
 
-:func:`train_seeds_cached` is the fast trainer behind the cache: what every experiment
-calls. Where the cache lives: :func:`default_cache_dir`.
+Writes are atomic (a temporary file, then a rename); every read checks a checksum and the
+stored config, and a truncated or corrupted entry is reported with a warning, recomputed
+and rewritten. :func:`load` looks in the store (:func:`default_store_dir`) first, then in
+the local cache (:func:`default_cache_dir`).
 """
 
 from __future__ import annotations
 
+import datetime
 import hashlib
 import io
 import json
 import os
+import platform
 import tempfile
 import warnings
 from collections.abc import Callable
 from dataclasses import asdict
-from functools import lru_cache
-from importlib.metadata import PackageNotFoundError, version
 from pathlib import Path
 from typing import Any
 
@@ -35,56 +39,66 @@ from .task import TriggerTask
 from .train import TrainResult, resolve_device
 
 CACHE_ENV = "ATTNSINK_CACHE_DIR"
+STORE_ENV = "ATTNSINK_STORE"
 RECIPE_DEFAULTS = {"batch_size": 128, "stop_linf": 5e-3}  # train_seeds' defaults; steps and lr have none
 
 MAGIC = b"ATSNK001"  # format marker and version
 _DIGEST = 32  # bytes of a sha256 digest
+STORE_HISTORY_POINTS = 2000
+"""A stored model keeps at most about this many entries of its training history (every k-th
+step and the last one): a 50,000-step history of a 4 x 4 model would be 4 MB otherwise."""
 
 
 class CacheWarning(UserWarning):
     """A cache entry could not be used and was recomputed."""
 
 
-TRAINING_MODULES = ("task.py", "attention.py", "model.py", "train.py", "engine.py")
-"""The modules that decide a trained model's numbers: the only cached results. Editing a
-figure, a metric, a bound or an experiment's analysis never retrains anything."""
+class MissingResultsError(RuntimeError):
+    """Models that are neither stored nor cached were asked for where training is not allowed."""
 
 
-@lru_cache(maxsize=4)
-def source_hash(root: str | Path | None = None) -> str:
-    """sha256 over the source of :data:`TRAINING_MODULES` (in the library's folder, or ``root``):
-    any edit to them changes every key."""
-    folder = Path(root) if root is not None else Path(__file__).parent
-    h = hashlib.sha256()
-    for name in TRAINING_MODULES:
-        h.update(name.encode())
-        h.update((folder / name).read_bytes())
-    return h.hexdigest()
-
-
-@lru_cache(maxsize=1)
-def library_version() -> str:
-    """The installed version of ``attnsink`` ("unknown" when it runs from an uninstalled tree)."""
-    try:
-        return version("attnsink")
-    except PackageNotFoundError:
-        return "unknown"
+TRAINING_VERSIONS = {"train_seeds": 1, "gpt": 1}
+"""The training version of each kind of entry: the trigger-task models (task, attention rules,
+model, trainers, engine) and the language models (``lm.py``, attention rules). Bump one when
+a change moves a trained number (``tests/test_golden.py`` says so, and how to write the new
+values): every entry of that kind is then stale, and ``python -m attnsink status`` lists it."""
 
 
 def cache_key(config: dict) -> str:
-    """Key of an entry: the config (which must be JSON-serialisable), version and source hash."""
-    blob = json.dumps({"config": config, "version": library_version(), "source": source_hash()}, sort_keys=True)
+    """Key of an entry: the config (which must be JSON-serialisable) and its kind's training version."""
+    version = TRAINING_VERSIONS.get(config.get("kind"))
+    blob = json.dumps({"config": config, "training_version": version}, sort_keys=True)
     return hashlib.sha256(blob.encode()).hexdigest()[:32]
 
 
-def _encode(config: dict, payload: Any) -> bytes:
+def machine() -> str:
+    """This machine in words: processor, cores and, when one is visible, the GPU."""
+    cpu = platform.processor() or platform.machine()
+    try:
+        for line in Path("/proc/cpuinfo").read_text().splitlines():
+            if line.startswith("model name"):
+                cpu = line.split(":", 1)[1].strip()
+                break
+    except OSError:
+        pass
+    gpu = f", {torch.cuda.get_device_name(0)}" if torch.cuda.is_available() else ""
+    return f"{cpu}, {os.cpu_count()} cores{gpu}"
+
+
+def entry_meta(device: torch.device | str) -> dict:
+    """What an entry records about where and when it was trained."""
+    now = datetime.datetime.now(datetime.UTC).strftime("%Y-%m-%d %H:%M UTC")
+    return {"device": torch.device(device).type, "machine": machine(), "torch": str(torch.__version__), "trained": now}
+
+
+def _encode(config: dict, payload: Any, meta: dict | None = None) -> bytes:
     buffer = io.BytesIO()
-    torch.save({"config": json.dumps(config, sort_keys=True), "payload": payload}, buffer)
+    torch.save({"config": json.dumps(config, sort_keys=True), "payload": payload, "meta": meta or {}}, buffer)
     body = buffer.getvalue()
     return MAGIC + hashlib.sha256(body).digest() + body
 
 
-def _decode(data: bytes, config: dict) -> Any:
+def _decode_entry(data: bytes, config: dict) -> dict:
     if len(data) < len(MAGIC) + _DIGEST or not data.startswith(MAGIC):
         raise ValueError("not a cache file of this format, or truncated")
     digest, body = data[len(MAGIC) : len(MAGIC) + _DIGEST], data[len(MAGIC) + _DIGEST :]
@@ -93,7 +107,11 @@ def _decode(data: bytes, config: dict) -> Any:
     entry = torch.load(io.BytesIO(body), weights_only=True)
     if entry["config"] != json.dumps(config, sort_keys=True):
         raise ValueError("stored config differs from the requested one")
-    return entry["payload"]
+    return entry
+
+
+def _decode(data: bytes, config: dict) -> Any:
+    return _decode_entry(data, config)["payload"]
 
 
 def write_atomic(path: Path, data: bytes) -> None:
@@ -115,22 +133,80 @@ def entry_path(cache_dir: str | Path, config: dict) -> Path:
     return Path(cache_dir) / f"{cache_key(config)}.pt"
 
 
-def load(cache_dir: str | Path, config: dict) -> Any | None:
-    """The stored payload for ``config``, or None when there is none or it is unusable (with a warning)."""
-    path = entry_path(cache_dir, config)
+def default_store_dir() -> Path | None:
+    """The store of trained models the repository carries: ``$ATTNSINK_STORE``, else the
+    ``store/`` folder of the checkout this library runs from (None when there is none, as for
+    a library installed without its repository). An empty variable turns the store off."""
+    value = os.environ.get(STORE_ENV)
+    if value is not None:
+        return Path(value) if value else None
+    folder = Path(__file__).resolve().parents[2] / "store"
+    return folder if folder.is_dir() else None
+
+
+def store_entry_path(store_dir: str | Path, config: dict) -> Path:
+    return Path(store_dir) / "entries" / f"{cache_key(config)}.pt"
+
+
+def _read(path: Path, config: dict) -> dict | None:
     if not path.exists():
         return None
     try:
-        return _decode(path.read_bytes(), config)
-    except Exception as e:  # any unreadable entry: say so; the caller recomputes and overwrites it
-        warnings.warn(f"cache entry {path} is unusable ({e}); recomputing it", CacheWarning, stacklevel=2)
+        return _decode_entry(path.read_bytes(), config)
+    except Exception as e:  # any unreadable entry: say so; the caller recomputes (and overwrites it, in a cache)
+        warnings.warn(f"cache entry {path} is unusable ({e}); recomputing it", CacheWarning, stacklevel=3)
         return None
 
 
-def store(cache_dir: str | Path, config: dict, payload: Any) -> None:
-    """Store ``payload`` (tensors, numbers, strings, lists and dicts: it is read back with
-    ``weights_only=True``) for ``config``, atomically."""
-    write_atomic(entry_path(cache_dir, config), _encode(config, payload))
+def load(cache_dir: str | Path | None, config: dict, *, store_dir: str | Path | None | bool = True) -> Any | None:
+    """The payload for ``config``: from the store (``store_dir``; True: :func:`default_store_dir`)
+    when it holds it, else from ``cache_dir``; None when neither has a usable one (with a warning
+    for an unusable one)."""
+    return load_entry(cache_dir, config, store_dir=store_dir).get("payload")
+
+
+def load_entry(cache_dir: str | Path | None, config: dict, *, store_dir: str | Path | None | bool = True) -> dict:
+    """Like :func:`load`, but the whole entry: ``payload``, ``meta`` and ``where`` ("store" or
+    "cache"); an empty dict when there is none."""
+    store_dir = default_store_dir() if store_dir is True else store_dir
+    for where, path in (
+        ("store", store_entry_path(store_dir, config) if store_dir else None),
+        ("cache", entry_path(cache_dir, config) if cache_dir is not None else None),
+    ):
+        entry = _read(path, config) if path is not None else None
+        if entry is not None:
+            return {**entry, "where": where}
+    return {}
+
+
+def store(cache_dir: str | Path, config: dict, payload: Any, meta: dict | None = None) -> None:
+    """Keep ``payload`` (tensors, numbers, strings, lists and dicts: it is read back with
+    ``weights_only=True``) for ``config`` in the local cache, atomically, with ``meta`` (where
+    and when it was trained) beside it."""
+    write_atomic(entry_path(cache_dir, config), _encode(config, payload, meta))
+
+
+def thin_history(payload: dict, points: int = STORE_HISTORY_POINTS) -> dict:
+    """``payload`` with its ``history`` (arrays over steps, first axis) cut to every k-th entry
+    and the last one, at most about ``points`` of them; ``history["step"]`` says which remain.
+    Every array is copied, so none drags along the buffer it was a view of."""
+    history = payload.get("history")
+    if not history:
+        return payload
+    n = len(next(iter(history.values())))
+    stride = max(1, -(-n // points))
+    keep = torch.arange(0, n, stride)
+    if n and keep[-1] != n - 1:
+        keep = torch.cat([keep, torch.tensor([n - 1])])
+    return {**payload, "history": {k: torch.as_tensor(v)[keep].clone() for k, v in history.items()}}
+
+
+def put_in_store(store_dir: str | Path, config: dict, entry: dict) -> Path:
+    """Copy an entry (``payload`` and ``meta``, as :func:`load_entry` returns it) into the store,
+    its history thinned (:func:`thin_history`). Returns the file written."""
+    path = store_entry_path(store_dir, config)
+    write_atomic(path, _encode(config, thin_history(entry["payload"]), entry.get("meta")))
+    return path
 
 
 def cached(cache_dir: str | Path | None, config: dict, compute: Callable[[], Any]) -> Any:
@@ -189,15 +265,7 @@ def train_missing(
             store_seed(cache_dir, base, r)
 
 
-def cache_lookup(
-    task: TriggerTask, seeds: list[int], *, cache_dir: str | Path | None, device: torch.device, **options
-) -> tuple[dict, dict[int, TrainResult], list[int]]:
-    """The seeds of one training call already in the cache, and those missing.
-
-    Returns ``(base, found, missing)``: ``base`` is the entries' key without the seed (its
-    ``options`` are train_seeds' keyword arguments, defaults filled in, so the same run asked
-    for in two ways is found once), ``found`` maps a cached seed to its result.
-    """
+def _base_config(task: TriggerTask, options: dict) -> tuple[dict, dict]:
     known = {*ARCH_DEFAULTS, "steps", "lr", *RECIPE_DEFAULTS}
     unknown = set(options) - known
     if unknown:
@@ -206,20 +274,38 @@ def cache_lookup(
         if name not in options:
             raise ValueError(f"{name} must be given")
     options = {**ARCH_DEFAULTS, **RECIPE_DEFAULTS, **options}
-    base = {"kind": "train_seeds", "task": asdict(task), "device": device.type, **options}
+    return {"kind": "train_seeds", "task": asdict(task), **options}, options
+
+
+def seed_configs(task: TriggerTask, seeds: list[int], **options) -> list[dict]:
+    """The entries' configs of one training call (train_seeds' options), one per seed."""
+    base, _ = _base_config(task, options)
+    return [{**base, "seed": s} for s in seeds]
+
+
+def cache_lookup(
+    task: TriggerTask, seeds: list[int], *, cache_dir: str | Path | None, device: torch.device, **options
+) -> tuple[dict, dict[int, TrainResult], list[int]]:
+    """The seeds of one training call already in the store or the cache, and those missing.
+
+    Returns ``(base, found, missing)``: ``base["key"]`` is the entries' key without the seed
+    (``base["options"]`` are train_seeds' keyword arguments, defaults filled in, so the same
+    run asked for in two ways is found once; ``base["device"]`` is where missing seeds would
+    train), ``found`` maps a stored or cached seed to its result.
+    """
+    base, options = _base_config(task, options)
     found = {}
-    if cache_dir is not None:
-        for s in seeds:
-            payload = load(cache_dir, {**base, "seed": s})
-            if payload is not None:
-                found[s] = TrainResult.from_payload(payload)
-    return {"key": base, "options": options}, found, [s for s in seeds if s not in found]
+    for s in seeds:
+        payload = load(cache_dir, {**base, "seed": s})
+        if payload is not None:
+            found[s] = TrainResult.from_payload(payload)
+    return {"key": base, "options": options, "device": device.type}, found, [s for s in seeds if s not in found]
 
 
 def store_seed(cache_dir: str | Path | None, base: dict, result: TrainResult) -> None:
     """Keep one seed's result under the key ``base`` of :func:`cache_lookup` (no-op without a cache)."""
     if cache_dir is not None:
-        store(cache_dir, {**base["key"], "seed": result.seed}, result.to_payload())
+        store(cache_dir, {**base["key"], "seed": result.seed}, result.to_payload(), entry_meta(base["device"]))
 
 
 def _fingerprint(value) -> Any:

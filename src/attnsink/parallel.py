@@ -27,7 +27,7 @@ from pathlib import Path
 import torch
 
 from ._checks import check_int
-from .cache import cache_lookup, store_seed, train_missing
+from .cache import MissingResultsError, cache_lookup, store_seed, train_missing
 from .engine import train_seeds
 from .task import TriggerTask
 from .train import TrainResult, resolve_device
@@ -128,6 +128,7 @@ def train_many(
     workers: int | None = None,
     backend: str = "local",
     ray_options: dict | None = None,
+    allow_training: bool = True,
 ) -> list[list[TrainResult]]:
     """Every job's results (one :class:`~attnsink.train.TrainResult` per seed, in the job's
     order), through the results cache: what is cached is read, what is missing is trained,
@@ -137,7 +138,9 @@ def train_many(
     (see :func:`resolve_workers`); ``backend="ray"`` makes each group a Ray task
     (:func:`attnsink.cluster.in_ray`, whose keyword arguments ``address``, ``num_cpus``,
     ``num_gpus`` and ``max_retries`` come from ``ray_options``), on ``device`` as the workers
-    see it (default: CUDA when the tasks ask for GPUs, else the CPU)."""
+    see it (default: CUDA when the tasks ask for GPUs, else the CPU). With ``allow_training``
+    False, a missing model raises :class:`~attnsink.cache.MissingResultsError` (how many are
+    missing, of how many) before anything trains."""
     if backend not in BACKENDS:
         raise ValueError(f"backend must be one of {list(BACKENDS)}, got {backend!r}")
     ray_options = dict(ray_options or {})
@@ -157,6 +160,9 @@ def train_many(
     n_workers = resolve_workers(workers, dev) if backend == "local" else len(jobs)
     lookups = [cache_lookup(job.task, list(job.seeds), cache_dir=cache_dir, device=dev, **job.options) for job in jobs]
     todo = [i for i, (_, _, missing) in enumerate(lookups) if missing]
+    if todo and not allow_training:
+        n_missing = sum(len(lookups[i][2]) for i in todo)
+        raise MissingResultsError(f"{n_missing} of {sum(len(j.seeds) for j in jobs)} models")
     todo.sort(key=lambda i: -_cost(jobs[i], len(lookups[i][2])))  # the longest first, so no worker idles at the end
     n_workers = min(n_workers, len(todo))
     if not todo:  # everything was in the cache: no process, no cluster

@@ -3,7 +3,8 @@
 
 The profile is the one place the library reads the environment: an explicit
 ``profile=`` wins, then the variable ``ATTNSINK_PROFILE``, then ``full`` when CUDA is
-available and ``quick`` otherwise. The experiments of :mod:`attnsink.experiments` read
+available and ``quick`` otherwise. Whether an experiment may train what is neither stored
+nor cached is decided here too (:func:`resolve_training`). The experiments of :mod:`attnsink.experiments` read
 their settings from the tables below.
 """
 
@@ -15,6 +16,7 @@ from dataclasses import asdict, dataclass
 from ._checks import check_int
 
 PROFILE_ENV = "ATTNSINK_PROFILE"
+TRAIN_ENV = "ATTNSINK_TRAIN"
 PROFILES = ("quick", "full")
 FIGURE_TRIGGER_POS = 7  # the paper's figures put the trigger at 0-indexed position 7 ("position 8")
 N_TEST = 1000  # test sequences for every reported metric and figure
@@ -32,6 +34,23 @@ def resolve_profile(profile: str | None = None) -> str:
     if profile not in PROFILES:
         raise ValueError(f"{source} must be one of {list(PROFILES)}, got {profile!r}")
     return profile
+
+
+def resolve_training(train: bool | None, profile: str) -> bool:
+    """Whether an experiment may train models it finds neither in the store nor in the cache:
+    ``train``, else ``$ATTNSINK_TRAIN`` (``1`` yes, ``0`` no), else yes for ``quick`` (minutes)
+    and no for ``full`` (hours on a CPU: the book reads the stored models and says what is
+    missing rather than train inside a notebook cell)."""
+    if train is not None:
+        if not isinstance(train, bool):
+            raise ValueError(f"train must be True, False or None, got {train!r}")
+        return train
+    value = os.environ.get(TRAIN_ENV)
+    if value:
+        if value not in ("0", "1"):
+            raise ValueError(f"{TRAIN_ENV} must be 0 or 1, got {value!r}")
+        return value == "1"
+    return profile == "quick"
 
 
 @dataclass(frozen=True)

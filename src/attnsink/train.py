@@ -52,7 +52,7 @@ class TrainResult:
             "seed": self.seed,
             "steps": self.steps,
             "stopped_early": self.stopped_early,
-            "history": {k: torch.from_numpy(np.asarray(v)) for k, v in self.history.items()},
+            "history": {k: torch.from_numpy(np.array(v)) for k, v in self.history.items()},  # copies, not views
         }
 
     @classmethod

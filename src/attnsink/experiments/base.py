@@ -19,14 +19,20 @@ from pathlib import Path
 import pandas as pd
 import torch
 
+from ..cache import MissingResultsError, seed_configs
 from ..metrics import Evaluation, evaluate
 from ..parallel import Job, train_many
-from ..profiles import FIGURE_TRIGGER_POS, N_TEST, Settings, resolve_profile
+from ..profiles import FIGURE_TRIGGER_POS, N_TEST, Settings, resolve_profile, resolve_training
 from ..task import TriggerTask
 from ..train import TrainResult
 
 EXPERIMENTS: dict[str, Callable[..., ExperimentResult]] = {}
 """Every registered experiment by name: what ``python -m attnsink reproduce NAME`` runs."""
+_BODIES: dict[str, tuple[Callable, dict[str, Settings]]] = {}
+
+
+class Planned(Exception):
+    """Raised by a planning :class:`Context` at the training call: the plan is complete."""
 
 
 @dataclass(frozen=True)
@@ -40,6 +46,16 @@ class Context:
     progress: bool = False
     cache_dir: str | Path | None = None
     workers: int | None = None
+    train: bool = True  # may it train what is neither stored nor cached (see profiles.resolve_training)
+    plan: list | None = None  # when a list: collect the configs of the models asked for, train nothing
+
+    def missing(self, what: str) -> MissingResultsError:
+        """The error for models that are neither stored nor cached where training is not allowed."""
+        return MissingResultsError(
+            f"{self.name} ({self.profile} profile): {what} are neither in the store nor in the results cache; "
+            f"make them with `python -m attnsink reproduce {self.name} --profile {self.profile} --store`, "
+            "or set ATTNSINK_TRAIN=1 to train them here"
+        )
 
     def job(self, task: TriggerTask, attention: str, *, lr: float | None = None, **arch) -> Job:
         """Seeds ``0 .. settings.seeds - 1`` of one model shape with the profile's recipe;
@@ -52,13 +68,21 @@ class Context:
     def train_many(self, jobs: dict) -> dict[object, list[TrainResult]]:
         """Every job of ``jobs`` (key -> :meth:`job`) trained through the cache, the missing
         ones side by side (:func:`attnsink.parallel.train_many`); the results under the same keys."""
-        trained = train_many(
-            list(jobs.values()),
-            cache_dir=self.cache_dir,
-            device=self.device,
-            progress=self.progress,
-            workers=self.workers,
-        )
+        if self.plan is not None:
+            for job in jobs.values():
+                self.plan.extend(seed_configs(job.task, list(job.seeds), **job.options))
+            raise Planned
+        try:
+            trained = train_many(
+                list(jobs.values()),
+                cache_dir=self.cache_dir,
+                device=self.device,
+                progress=self.progress,
+                workers=self.workers,
+                allow_training=self.train,
+            )
+        except MissingResultsError as e:
+            raise self.missing(str(e)) from None
         return dict(zip(jobs, trained))
 
     def record(self, trained: list[TrainResult], task: TriggerTask) -> tuple[list[dict], list]:
@@ -156,6 +180,7 @@ def _public_signature(body: Callable) -> inspect.Signature:
         P("progress", P.KEYWORD_ONLY, default=False, annotation="bool"),
         P("cache_dir", P.KEYWORD_ONLY, default=None, annotation="str | Path | None"),
         P("workers", P.KEYWORD_ONLY, default=None, annotation="int | None"),
+        P("train", P.KEYWORD_ONLY, default=None, annotation="bool | None"),
     ]
     own = list(inspect.signature(body).parameters.values())[1:]  # after ctx
     return inspect.Signature(common + own, return_annotation="ExperimentResult")
@@ -167,15 +192,49 @@ def experiment(name: str, settings: dict[str, Settings], *, figure: Callable, fi
 
     def register(body: Callable[..., ExperimentResult]) -> Callable[..., ExperimentResult]:
         @functools.wraps(body)
-        def run(profile=None, *, seeds=None, device=None, progress=False, cache_dir=None, workers=None, **options):
+        def run(
+            profile=None,
+            *,
+            seeds=None,
+            device=None,
+            progress=False,
+            cache_dir=None,
+            workers=None,
+            train=None,
+            **options,
+        ):
             profile = resolve_profile(profile)
-            ctx = Context(name, profile, settings[profile].with_seeds(seeds), device, progress, cache_dir, workers)
+            ctx = Context(
+                name,
+                profile,
+                settings[profile].with_seeds(seeds),
+                device,
+                progress,
+                cache_dir,
+                workers,
+                resolve_training(train, profile),
+            )
             return body(ctx, **options)
 
         del run.__wrapped__  # the public signature is the shared one, not body's
         run.__signature__ = _public_signature(body)
         EXPERIMENTS[name] = run
+        _BODIES[name] = (body, settings)
         _FIGURES[name] = (figure_name, figure)
         return run
 
     return register
+
+
+def planned_configs(name: str, profile: str) -> list[dict]:
+    """The results-cache configs of every model the experiment ``name`` trains under ``profile``
+    (the profile's seeds, default options), found without training or loading anything."""
+    if name not in _BODIES:
+        raise ValueError(f"name must be one of {sorted(_BODIES)}, got {name!r}")
+    body, settings = _BODIES[name]
+    ctx = Context(name, resolve_profile(profile), settings[resolve_profile(profile)], device="cpu", plan=[])
+    try:
+        body(ctx)
+    except Planned:
+        return ctx.plan
+    raise RuntimeError(f"experiment {name} returned without asking for any model")

@@ -4,13 +4,10 @@ rules that can switch a head off, on the Bigram-Backcopy language, whose trigger
 
 from __future__ import annotations
 
-import hashlib
-from pathlib import Path
-
 import torch
 
 from .. import lm
-from ..cache import load, store
+from ..cache import entry_meta, load, store
 from ..parallel import in_processes, resolve_workers
 from ..profiles import (
     BACKCOPY,
@@ -25,7 +22,7 @@ from ..profiles import (
     TEXT_WEIGHT_DECAY,
 )
 from ..train import resolve_device
-from .base import Context, ExperimentResult, experiment
+from .base import Context, ExperimentResult, Planned, experiment
 
 
 def _figure(result: ExperimentResult):
@@ -38,14 +35,6 @@ def _text_figure(result: ExperimentResult):
     from .. import plots
 
     return plots.sink_over_training(result.runs)
-
-
-def _lm_source() -> str:
-    """A hash of the modules that decide a trained GPT's numbers (lm.py and the attention rules)."""
-    h = hashlib.sha256()
-    for name in ("lm.py", "attention.py"):
-        h.update((Path(lm.__file__).parent / name).read_bytes())
-    return h.hexdigest()
 
 
 def _train_gpt(task, arch: dict, recipe: dict, seed: int, device: str, progress=False) -> dict:
@@ -67,29 +56,40 @@ def _train_gpt(task, arch: dict, recipe: dict, seed: int, device: str, progress=
     return {"state": state, "history": {k: torch.from_numpy(v) for k, v in r.history.items()}}
 
 
+def gpt_key(task, arch: dict, recipe: dict, seed: int) -> dict:
+    """The results-cache config of one GPT: its task, shape, rule, recipe and seed."""
+    return {"kind": "gpt", **lm.task_config(task), **arch, **recipe, "seed": seed}
+
+
 def train_gpts(ctx: Context, runs: list[tuple], shape: dict) -> list[tuple[lm.GPT, dict]]:
     """GPTs of ``shape`` (``d_model``, ``n_layers``, ``n_heads``), one per (task, rule, seed,
     recipe) of ``runs``, where ``recipe`` holds :func:`attnsink.lm.train_lm`'s arguments
     (``steps``, ``lr``, ``batch_size``, ...); through the results cache, the missing ones side
     by side in worker processes (:func:`attnsink.parallel.in_processes`), one after the
     other on a GPU."""
+    archs = [{"vocab_size": t.vocab_size, "seq_len": t.seq_len, **shape, "attention": rule} for t, rule, _, _ in runs]
+    keys = [gpt_key(task, arch, recipe, seed) for (task, _, seed, recipe), arch in zip(runs, archs)]
+    if ctx.plan is not None:
+        ctx.plan.extend(keys)
+        raise Planned
     device = resolve_device(ctx.device)
-    calls, keys, payloads = [], [], {}
+    calls, payloads = [], {}
     for i, (task, attention, seed, recipe) in enumerate(runs):
         arch = {"vocab_size": task.vocab_size, "seq_len": task.seq_len, **shape, "attention": attention}
-        key = {"kind": "gpt", "source": _lm_source(), "device": device.type, **lm.task_config(task), **arch}
-        keys.append({**key, **recipe, "seed": seed})
-        payload = load(ctx.cache_dir, keys[i]) if ctx.cache_dir is not None else None
+        payload = load(ctx.cache_dir, keys[i])
         if payload is None:
             calls.append((i, (task, arch, recipe, seed, device.type)))
         else:
             payloads[i] = payload
 
+    if calls and not ctx.train:
+        raise ctx.missing(f"{len(calls)} of {len(runs)} models")
+
     def keep(k: int, payload: dict) -> None:
         i = calls[k][0]
         payloads[i] = payload
         if ctx.cache_dir is not None:
-            store(ctx.cache_dir, keys[i], payload)
+            store(ctx.cache_dir, keys[i], payload, entry_meta(device))
 
     workers = min(resolve_workers(ctx.workers, device), len(calls))
     if workers <= 1:

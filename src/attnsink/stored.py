@@ -1,0 +1,158 @@
+"""The store: the ``full`` profile's trained models, kept in the repository so that the
+published book, CI and Colab read them instead of training for hours.
+
+``store/entries/KEY.pt`` holds one model (a results-cache entry, its training history
+thinned to about two thousand points); ``store/manifests/NAME-PROFILE.json`` lists what the
+experiment ``NAME`` needs under ``PROFILE``: per model its key, settings, steps taken and
+whether it met the stopping rule, where it was trained, and per run that added models the
+commit, machine, device and wall time. :func:`save` writes them after ``python -m attnsink
+reproduce NAME --store`` has trained; :func:`status` compares the store with what each
+experiment asks for now (stored, missing, stale). Where the store is:
+:func:`attnsink.cache.default_store_dir`.
+"""
+
+from __future__ import annotations
+
+import datetime
+import json
+import os
+import subprocess
+from pathlib import Path
+
+import pandas as pd
+
+from .cache import TRAINING_VERSIONS, cache_key, default_store_dir, load_entry, put_in_store, store_entry_path
+from .experiments import EXPERIMENTS
+from .experiments.base import _BODIES, planned_configs
+
+COMMIT_ENV = "ATTNSINK_COMMIT"  # the commit, where the code runs outside its git checkout (a copied tree)
+SUMMARY_FIELDS = ("attention", "n_layers", "n_heads", "mlp", "layer_norm", "lr", "steps", "seed")
+
+
+def manifest_path(store_dir: str | Path, name: str, profile: str) -> Path:
+    return Path(store_dir) / "manifests" / f"{name}-{profile}.json"
+
+
+def read_manifest(store_dir: str | Path, name: str, profile: str) -> dict | None:
+    """The manifest of ``name`` under ``profile``, or None when the store has none."""
+    path = manifest_path(store_dir, name, profile)
+    return json.loads(path.read_text()) if path.exists() else None
+
+
+def commit() -> str:
+    """The commit this code runs from (``-dirty`` when the tree has changes), or ``$ATTNSINK_COMMIT``."""
+    if os.environ.get(COMMIT_ENV):
+        return os.environ[COMMIT_ENV]
+    root = Path(__file__).resolve().parents[2]
+    try:
+        head = subprocess.run(["git", "rev-parse", "--short=12", "HEAD"], cwd=root, capture_output=True, text=True)
+        dirty = subprocess.run(["git", "status", "--porcelain", "--", "src"], cwd=root, capture_output=True, text=True)
+    except OSError:
+        return "unknown"
+    if head.returncode:
+        return "unknown"
+    return head.stdout.strip() + ("-dirty" if dirty.stdout.strip() else "")
+
+
+def _summary(config: dict) -> dict:
+    """The fields of an entry's config a reader scans for (the full config is in the entry)."""
+    out = {k: config[k] for k in SUMMARY_FIELDS if k in config}
+    out["steps_cap"] = out.pop("steps", None)
+    task = config.get("task") or {}
+    for k in ("seq_len", "d_model", "bos", "residual"):
+        if k in task:
+            out[k] = task[k]
+    return out
+
+
+def save(name: str, profile: str, *, cache_dir, store_dir=None, run: dict, partial: bool = False) -> dict:
+    """Copy every model the experiment ``name`` needs under ``profile`` from the results cache
+    into the store (those already stored stay as they are) and write its manifest; ``run``
+    describes the run that trained them (``wall_s``, ``device``, ``machine``). A model in
+    neither place raises ``ValueError``, or with ``partial`` is left out (``status`` counts it
+    missing). Returns the manifest."""
+    store_dir = Path(store_dir) if store_dir is not None else _repo_store()
+    configs = planned_configs(name, profile)
+    old = read_manifest(store_dir, name, profile) or {}
+    run = {"commit": commit(), "date": datetime.date.today().isoformat(), **run}
+    run_id = len(old.get("runs", []))
+    models, added = [], 0
+    for config in configs:
+        entry = load_entry(None, config, store_dir=store_dir)
+        if entry:
+            where = entry.get("meta", {}).get("run", None)
+        else:
+            entry = load_entry(cache_dir, config, store_dir=None) if cache_dir is not None else {}
+            if not entry and partial:
+                continue
+            if not entry:
+                raise ValueError(f"{name} ({profile}): a model is neither stored nor cached: {_summary(config)}")
+            entry["meta"] = {**entry.get("meta", {}), "run": run_id}
+            put_in_store(store_dir, config, entry)
+            where, added = run_id, added + 1
+        payload, meta = entry["payload"], entry.get("meta", {})
+        record = {"key": cache_key(config), **_summary(config)}
+        if "stopped_early" in payload:
+            record.update(steps=int(payload["steps"]), stopped_early=bool(payload["stopped_early"]))
+        record.update(device=meta.get("device"), machine=meta.get("machine"), trained=meta.get("trained"), run=where)
+        models.append(record)
+    runs = old.get("runs", []) + ([{**run, "models_added": added}] if added else [])
+    manifest = {
+        "experiment": name,
+        "profile": profile,
+        "training_versions": dict(TRAINING_VERSIONS),
+        "settings": _BODIES[name][1][profile].recipe() | {"seeds": _BODIES[name][1][profile].seeds},
+        "runs": runs,
+        "models": models,
+    }
+    path = manifest_path(store_dir, name, profile)
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text(json.dumps(manifest, indent=1) + "\n")
+    prune(store_dir)
+    return manifest
+
+
+def prune(store_dir: str | Path) -> list[Path]:
+    """Delete the entries no manifest lists (stale ones, once their manifest was rewritten)."""
+    store_dir = Path(store_dir)
+    listed = set()
+    for path in (store_dir / "manifests").glob("*.json"):
+        listed |= {m["key"] for m in json.loads(path.read_text())["models"]}
+    gone = [p for p in (store_dir / "entries").glob("*.pt") if p.stem not in listed]
+    for p in gone:
+        p.unlink()
+    return gone
+
+
+def _repo_store() -> Path:
+    store_dir = default_store_dir()
+    if store_dir is None:
+        store_dir = Path(__file__).resolve().parents[2] / "store"
+    return store_dir
+
+
+def status(profile: str = "full", *, store_dir=None, names=None) -> pd.DataFrame:
+    """Per experiment: how many models ``profile`` needs, how many are stored, missing, and
+    stale (listed in the manifest but no longer asked for: another training version or
+    setting), and the store's size on disk in MB."""
+    store_dir = Path(store_dir) if store_dir is not None else _repo_store()
+    rows = []
+    for name in names or sorted(EXPERIMENTS):
+        configs = planned_configs(name, profile)
+        keys = {cache_key(c) for c in configs}
+        stored = sum(store_entry_path(store_dir, c).exists() for c in configs)
+        manifest = read_manifest(store_dir, name, profile) or {"models": []}
+        stale = sum(m["key"] not in keys for m in manifest["models"])
+        size = sum(p.stat().st_size for c in configs if (p := store_entry_path(store_dir, c)).exists())
+        rows.append(
+            {
+                "experiment": name,
+                "profile": profile,
+                "models": len(configs),
+                "stored": stored,
+                "missing": len(configs) - stored,
+                "stale": stale,
+                "MB": round(size / 2**20, 1),
+            }
+        )
+    return pd.DataFrame(rows)

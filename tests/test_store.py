@@ -1,0 +1,153 @@
+"""The store of full-profile models: read before the cache, written with a manifest, counted by
+``status``, never trained into from a chapter of the full profile."""
+
+import json
+
+import numpy as np
+import pytest
+import torch
+
+from attnsink import TriggerTask, cache, stored
+from attnsink.__main__ import main
+from attnsink.cache import MissingResultsError, seed_configs, train_seeds_cached
+from attnsink.experiments import single_layer, text_lm
+from attnsink.profiles import resolve_training
+
+TASK = TriggerTask(d_model=8, seq_len=8)
+KW = {"attention": "softmax", "steps": 30, "lr": 1e-2, "batch_size": 16, "stop_linf": None}
+
+
+def tiny(tmp_path, seeds=(0, 1)):
+    return train_seeds_cached(TASK, list(seeds), cache_dir=tmp_path / "cache", progress=False, **KW)
+
+
+@pytest.fixture
+def planned(monkeypatch):
+    """Make the experiment single_layer ask for two tiny models."""
+    configs = seed_configs(TASK, [0, 1], **KW)
+    monkeypatch.setattr(stored, "planned_configs", lambda name, profile: configs)
+    return configs
+
+
+def test_save_status_and_prune(tmp_path, planned, monkeypatch):
+    store_dir = tmp_path / "store"
+    assert stored.status(store_dir=store_dir, names=["single_layer"]).iloc[0]["missing"] == 2
+    tiny(tmp_path, seeds=(0,))
+    manifest = stored.save(
+        "single_layer",
+        "full",
+        cache_dir=tmp_path / "cache",
+        store_dir=store_dir,
+        run={"wall_s": 1.0, "device": "cpu"},
+        partial=True,
+    )
+    assert len(manifest["models"]) == 1 and manifest["runs"][0]["models_added"] == 1
+    with pytest.raises(ValueError, match="neither stored nor cached"):
+        stored.save("single_layer", "full", cache_dir=tmp_path / "cache", store_dir=store_dir, run={})
+    tiny(tmp_path)
+    manifest = stored.save(
+        "single_layer", "full", cache_dir=tmp_path / "cache", store_dir=store_dir, run={"wall_s": 2.0, "device": "cpu"}
+    )
+    (model,) = [m for m in manifest["models"] if m["seed"] == 0]
+    assert model["steps"] == 30 and model["stopped_early"] is False and model["device"] == "cpu"
+    assert model["run"] == 0 and len(manifest["runs"]) == 2  # seed 0 came from the first run
+    on_disk = json.loads(stored.manifest_path(store_dir, "single_layer", "full").read_text())
+    assert on_disk == manifest and on_disk["settings"]["seeds"] == 10
+    row = stored.status(store_dir=store_dir, names=["single_layer"]).iloc[0]
+    assert (row.models, row.stored, row.missing, row.stale) == (2, 2, 0, 0)
+    # another training version: both models are stale and missing; storing anew prunes them
+    monkeypatch.setitem(cache.TRAINING_VERSIONS, "train_seeds", cache.TRAINING_VERSIONS["train_seeds"] + 1)
+    row = stored.status(store_dir=store_dir, names=["single_layer"]).iloc[0]
+    assert (row.stored, row.missing, row.stale) == (0, 2, 2)
+    tiny(tmp_path)
+    stored.save("single_layer", "full", cache_dir=tmp_path / "cache", store_dir=store_dir, run={})
+    assert len(list((store_dir / "entries").glob("*.pt"))) == 2
+    row = stored.status(store_dir=store_dir, names=["single_layer"]).iloc[0]
+    assert (row.stored, row.missing, row.stale) == (2, 0, 0)
+
+
+def test_the_store_is_read_before_the_cache(tmp_path, planned):
+    store_dir = tmp_path / "store"
+    first = tiny(tmp_path)
+    stored.save("single_layer", "full", cache_dir=tmp_path / "cache", store_dir=store_dir, run={})
+    config = planned[0]
+    entry = cache.load_entry(tmp_path / "cache", config, store_dir=store_dir)
+    assert entry["where"] == "store"
+    assert torch.equal(entry["payload"]["state"]["W_Q"], first[0].model.W_Q)
+    assert cache.load_entry(tmp_path / "cache", config, store_dir=None)["where"] == "cache"
+
+
+def test_a_long_history_is_thinned_in_the_store():
+    n = 50_001
+    payload = {"steps": n - 1, "history": {"step": torch.arange(n), "loss": torch.rand(n)}}
+    thin = cache.thin_history(payload)
+    steps = thin["history"]["step"].numpy()
+    assert len(steps) <= cache.STORE_HISTORY_POINTS + 1 and steps[0] == 0 and steps[-1] == n - 1
+    assert np.all(np.diff(steps) > 0)
+    assert torch.equal(thin["history"]["loss"], payload["history"]["loss"][thin["history"]["step"]])
+    assert thin["history"]["loss"].untyped_storage().nbytes() == 4 * len(steps)  # a copy, not a view
+    short = {"history": {"step": torch.arange(10), "loss": torch.rand(10)}}
+    assert torch.equal(cache.thin_history(short)["history"]["loss"], short["history"]["loss"])
+
+
+def test_the_full_profile_does_not_train_in_a_chapter(tmp_path, monkeypatch):
+    monkeypatch.setenv(cache.STORE_ENV, "")  # no store
+    monkeypatch.delenv("ATTNSINK_TRAIN", raising=False)
+    for experiment in (single_layer, text_lm):
+        with pytest.raises(MissingResultsError, match=r"reproduce \w+ --profile full --store"):
+            experiment("full", cache_dir=tmp_path)
+    assert not list(tmp_path.glob("*.pt"))
+
+
+def test_whether_to_train(monkeypatch):
+    monkeypatch.delenv("ATTNSINK_TRAIN", raising=False)
+    assert resolve_training(None, "quick") and not resolve_training(None, "full")
+    assert resolve_training(True, "full") and not resolve_training(False, "quick")
+    monkeypatch.setenv("ATTNSINK_TRAIN", "1")
+    assert resolve_training(None, "full")
+    monkeypatch.setenv("ATTNSINK_TRAIN", "0")
+    assert not resolve_training(None, "quick")
+    monkeypatch.setenv("ATTNSINK_TRAIN", "yes")
+    with pytest.raises(ValueError, match="ATTNSINK_TRAIN"):
+        resolve_training(None, "quick")
+    with pytest.raises(ValueError, match="train"):
+        resolve_training("yes", "quick")
+
+
+def test_the_repository_store_matches_its_manifests():
+    """Every stored model is listed by a manifest of the current training versions, and loads."""
+    store_dir = cache.default_store_dir()
+    assert store_dir is not None, "the repository has a store/"
+    listed = {}
+    for path in (store_dir / "manifests").glob("*.json"):
+        manifest = json.loads(path.read_text())
+        assert manifest["training_versions"] == cache.TRAINING_VERSIONS, path.name
+        listed.update({m["key"]: m for m in manifest["models"]})
+    files = {p.stem for p in (store_dir / "entries").glob("*.pt")}
+    assert files == set(listed)
+    table = stored.status(store_dir=store_dir)
+    assert (table.stale == 0).all(), table
+
+
+def test_status_command(capsys, tmp_path):
+    assert main(["status", "--store-dir", str(tmp_path)]) == 0
+    out = capsys.readouterr().out
+    assert "single_layer" in out and "0 of" in out
+    assert main(["status", "--store-dir", str(tmp_path), "--check"]) == 1
+    assert "make full-cache" in capsys.readouterr().err
+    with pytest.raises(SystemExit):
+        main(["status", "--store-dir", str(tmp_path / "nowhere")])
+
+
+@pytest.mark.parametrize(
+    ("args", "message"),
+    [
+        (["reproduce", "single_layer", "--profile", "quick", "--store"], "only the full profile"),
+        (["reproduce", "single_layer", "--profile", "full", "--store", "--seeds", "2"], "not with --seeds"),
+        (["reproduce", "single_layer", "--profile", "full", "--store", "--no-cache"], "not with --no-cache"),
+    ],
+)
+def test_store_arguments_are_checked(args, message, capsys):
+    with pytest.raises(SystemExit) as stop:
+        main(args)
+    assert stop.value.code == 2 and message in capsys.readouterr().err
