@@ -70,6 +70,7 @@ def test_bad_arguments_name_the_argument(args, name, capsys):
     assert name in capsys.readouterr().err
 
 
+@pytest.mark.gpu
 @pytest.mark.skipif(not torch.cuda.is_available(), reason="the GPU run needs CUDA")
 def test_tiny_run_on_the_gpu():
     result = bench.main([*TINY, "--criterion-steps", "4", "--device", "cuda"])

@@ -33,7 +33,8 @@ def test_first_cell_installs_on_colab_only(path):
     assert "hide-output" in first["metadata"].get("tags", [])
     assert f'REPO_URL = "{CONFIG["repository"]["url"]}"' in source, "the URL must be _config.yml's repository.url"
     assert '"google.colab" in sys.modules' in source and 'find_spec("attnsink") is None' in source
-    assert 'f"git+{REPO_URL}"' in source
+    assert '"git", "clone"' in source and "REPO_URL" in source  # the repository: the library and its store
+    assert "ATTNSINK_TRAIN=1" in source, "the first cell says how to retrain what is not stored"
     assert "resolve_profile()" in source, "the first cell picks the profile (full on a Colab GPU)"
 
 

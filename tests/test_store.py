@@ -151,3 +151,33 @@ def test_store_arguments_are_checked(args, message, capsys):
     with pytest.raises(SystemExit) as stop:
         main(args)
     assert stop.value.code == 2 and message in capsys.readouterr().err
+
+
+SAMPLE = [("single_layer", "softmax", 0), ("single_layer", "relu", 0), ("capped_bos", "softmax_cap0.5", 0)]
+
+
+@pytest.mark.parametrize(("name", "rule", "seed"), SAMPLE)
+def test_a_sample_of_stored_models_is_retrained_from_scratch(name, rule, seed):
+    """Honest stored results: a cheap sample of the store, retrained here at the full budget, takes
+    the same steps (within stored.STEPS_RTOL) and gives the metrics the chapters quote (masses
+    within 0.01, errors within 10%). The engine's numbers do not depend on the thread count
+    (tests/test_golden.py), so on the machine kind that trained them they agree exactly."""
+    from attnsink.engine import train_seeds
+    from attnsink.experiments.base import planned_configs
+    from attnsink.metrics import evaluate
+    from attnsink.train import TrainResult
+
+    (config,) = [c for c in planned_configs(name, "full") if c["attention"] == rule and c["seed"] == seed]
+    entry = cache.load_entry(None, config, store_dir=cache.default_store_dir())
+    assert entry, f"{name} {rule} seed {seed} is not in the store"
+    kept = TrainResult.from_payload(entry["payload"])
+    task = TriggerTask(**config["task"])
+    options = {k: v for k, v in config.items() if k not in ("kind", "task", "seed")}
+    (fresh,) = train_seeds(task, [seed], progress=False, **options)
+    assert fresh.stopped_early == kept.stopped_early
+    assert abs(fresh.steps - kept.steps) <= stored.STEPS_RTOL * kept.steps, (fresh.steps, kept.steps)
+    a, b = evaluate(kept.model, task).summary(), evaluate(fresh.model, task).summary()
+    for key in ("bos_mass_nontrigger", "attn_mass_nontrigger", "sink_rate"):
+        assert abs(a[key] - b[key]) <= 0.01, (key, a[key], b[key])
+    for key in ("rel_err_trigger", "rel_err_nontrigger"):
+        assert abs(a[key] - b[key]) <= 0.1 * abs(a[key]) + 1e-9, (key, a[key], b[key])
