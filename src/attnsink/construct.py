@@ -1,5 +1,7 @@
-"""Hand-built heads with explicit weights: a softmax family that needs a sink, and an exact
-ReLU head that does not. Used in the theory chapters.
+"""Hand-built heads with explicit weights: a softmax family that needs a sink, an exact ReLU
+head that does not, two softmax heads that cancel, and a layer of ``L - 1`` softmax heads
+that solves the residual task exactly with no sink at any row ``i >= 1`` (in exact rational
+arithmetic, :func:`cancelling_layer`). Used in the theory chapters.
 
 Both read the task's channels directly. With the token layout of :mod:`attnsink.task`
 (0 = BOS, 1 = trigger, 2..n-2 = noise, n-1 = bias), a head's score is
@@ -9,9 +11,11 @@ those two products and factor them as ``W_Q = A, W_K = I`` and ``W_V = B, W_O = 
 
 from __future__ import annotations
 
+from fractions import Fraction
+
 import torch
 
-from ._checks import check_number
+from ._checks import check_int, check_number
 from .model import AttentionModel
 from .task import BOS, TRIGGER, TriggerTask
 
@@ -142,3 +146,64 @@ def row_one_leak(task: TriggerTask, batch, mass_off: torch.Tensor) -> torch.Tens
     y_hat = batch.y.clone()
     y_hat[:, 1] = mass_off[:, None] * batch.x[:, 1]
     return y_hat
+
+
+def _fractions(name: str, values) -> list[Fraction]:
+    try:
+        out = [Fraction(v) for v in values]
+    except (TypeError, ValueError) as e:
+        raise ValueError(f"{name} must be a list of rational numbers, got {values!r}") from e
+    return out
+
+
+def cancelling_layer(seq_len: int, c) -> list[Fraction]:
+    """The value weights ``alpha_h`` of a one-layer residual model with ``H = seq_len - 1``
+    softmax heads that solves the residual task *exactly* with no head above weight
+    ``max(1/2, c_h / (c_h + 2))`` on BOS at any row ``i >= 1`` (chapter "Several layers").
+
+    Head ``h`` scores 0 everywhere except ``log c_h`` from a trigger query to the BOS key, and
+    its value map is ``alpha_h`` times the copy of every channel but BOS's. Non-trigger rows
+    are uniform in every head, so they cancel when ``sum(alpha) = 0``; the trigger row ``j``
+    adds ``sum_h alpha_h / (c_h + j)`` times the sum of the tokens ``1..j``, the target's update
+    when that is ``1/j``. Solves those ``seq_len - 1`` linear equations in exact arithmetic
+    (``c`` distinct positive rationals); the solution is unique."""
+    check_int("seq_len", seq_len, 3)
+    c = _fractions("c", c)
+    if len(c) != seq_len - 1:
+        raise ValueError(f"c must give seq_len - 1 = {seq_len - 1} heads, got {len(c)}")
+    if any(v <= 0 for v in c) or len(set(c)) != len(c):
+        raise ValueError(f"c must be distinct positive numbers, got {[str(v) for v in c]}")
+    rows = [[Fraction(1)] * len(c) + [Fraction(0)]]
+    rows += [[1 / (ch + j) for ch in c] + [Fraction(1, j)] for j in range(2, seq_len)]
+    n = len(c)
+    for col in range(n):  # Gauss-Jordan elimination over the rationals
+        pivot = next(r for r in range(col, n) if rows[r][col] != 0)
+        rows[col], rows[pivot] = rows[pivot], rows[col]
+        rows[col] = [v / rows[col][col] for v in rows[col]]
+        for r in range(n):
+            if r != col and rows[r][col] != 0:
+                factor = rows[r][col]
+                rows[r] = [a - factor * b for a, b in zip(rows[r], rows[col])]
+    return [rows[h][n] for h in range(n)]
+
+
+def cancelling_layer_rows(tokens, trigger_pos: int, c, alpha) -> tuple[list[list[Fraction]], list[list[Fraction]]]:
+    """What the layer of :func:`cancelling_layer` adds at every row of one sequence, and every
+    head's weight on BOS there, in exact arithmetic. ``tokens`` is the sequence (rows of
+    rationals, BOS first); returns ``(update, bos_weight)``: ``update[i]`` is the vector added
+    at row ``i``, ``bos_weight[h][i]`` head ``h``'s weight on BOS at row ``i``."""
+    tokens = [_fractions("tokens", row) for row in tokens]
+    c, alpha = _fractions("c", c), _fractions("alpha", alpha)
+    n = len(tokens[0])
+    values = [[Fraction(0)] + row[1:] for row in tokens]  # every channel but BOS's
+    update, bos_weight = [], [[] for _ in c]
+    for i in range(len(tokens)):
+        added = [Fraction(0)] * n
+        content = [sum(values[k][d] for k in range(1, i + 1)) for d in range(n)]
+        for h, (ch, ah) in enumerate(zip(c, alpha)):
+            bos = ch if i == trigger_pos else Fraction(1)  # e^{score} of the BOS key; every other key scores 0
+            total = bos + i
+            bos_weight[h].append(bos / total)
+            added = [a + ah * (bos * values[0][d] + content[d]) / total for d, a in enumerate(added)]
+        update.append(added)
+    return update, bos_weight

@@ -1,0 +1,117 @@
+"""A residual softmax layer that solves the task exactly with no sink at any row i >= 1, and
+the proved price of doing so (chapter "Several layers")."""
+
+import math
+import random
+from fractions import Fraction
+
+import pytest
+
+from attnsink.construct import cancelling_layer, cancelling_layer_rows
+from attnsink.theory import cancellation_weight_floor, fewest_cancelling_heads
+
+
+def sequence(rng, seq_len, d_model, trigger_pos):
+    """One sequence of the task in exact arithmetic: BOS, content tokens, one trigger."""
+    rows = []
+    for i in range(seq_len):
+        row = [Fraction(0)] * d_model
+        if i == 0:
+            row[0] = Fraction(1)
+        else:
+            for d in range(2, d_model - 1):
+                row[d] = Fraction(rng.randint(-999, 999), 1000)
+            row[1 if i == trigger_pos else d_model - 1] = Fraction(1)
+        rows.append(row)
+    return rows
+
+
+def spaced(cap, count):
+    return [cap * Fraction(k, count) for k in range(1, count + 1)]
+
+
+@pytest.mark.parametrize("seq_len", [3, 4, 7, 16])
+@pytest.mark.parametrize("theta", [Fraction(1, 2), Fraction(9, 10)])
+def test_the_layer_is_exact_and_never_sinks(seq_len, theta):
+    cap = 2 * theta / (1 - theta)  # c / (c + 2) <= theta
+    c = spaced(cap, seq_len - 1)
+    alpha = cancelling_layer(seq_len, c)
+    assert sum(alpha) == 0
+    rng = random.Random(seq_len)
+    for trigger_pos in range(2, seq_len):
+        tokens = sequence(rng, seq_len, 8, trigger_pos)
+        update, bos = cancelling_layer_rows(tokens, trigger_pos, c, alpha)
+        for i, added in enumerate(update):  # the residual target adds the mean at the trigger, 0 elsewhere
+            want = [sum(t[d] for t in tokens[1 : i + 1]) / i for d in range(8)] if i == trigger_pos else [0] * 8
+            assert added == want, (trigger_pos, i)
+        assert max(w for head in bos for w in head[1:]) <= theta  # no head above theta at any row i >= 1
+    floor = cancellation_weight_floor(seq_len, float(theta))
+    assert float(sum(abs(a) for a in alpha)) >= floor
+
+
+@pytest.mark.parametrize("seq_len", range(3, 13))
+@pytest.mark.parametrize("theta", [0.5, 0.6, 0.75, 0.9, 0.99])
+def test_no_exact_layer_pays_less_than_the_floor(seq_len, theta):
+    cap = Fraction(2 * theta / (1 - theta)).limit_denominator(10**6)
+    rng = random.Random(100 * seq_len + int(100 * theta))
+    floor = cancellation_weight_floor(seq_len, theta)
+    best = math.inf
+    for _ in range(20):  # random placements of the logits, and the Chebyshev one
+        c = sorted({cap * Fraction(rng.randint(1, 10**4), 10**4) for _ in range(seq_len - 1)})
+        if len(c) < seq_len - 1:
+            continue
+        best = min(best, float(sum(abs(a) for a in cancelling_layer(seq_len, c))))
+    assert best >= floor * (1 - 1e-12)
+    assert best < 1e3 * floor or theta > 0.7  # near the floor where the sinks are strictly capped
+
+
+def test_the_floor_grows_faster_than_exponentially():
+    floors = [cancellation_weight_floor(L, 0.5) for L in range(3, 20)]
+    ratios = [b / a for a, b in zip(floors, floors[1:])]
+    assert all(r2 > r1 for r1, r2 in zip(ratios, ratios[1:]))  # each extra position costs more than the last
+    assert cancellation_weight_floor(16, 0.5) > 1e15
+    assert cancellation_weight_floor(16, 0.9) < cancellation_weight_floor(16, 0.5)
+
+
+def _solve_all_but_one(seq_len, c):
+    """Solve sum(alpha) = 0 and the trigger equations for j = 2 .. L-2 with len(c) = L - 2 heads;
+    return alpha and the residual of the last equation (j = L - 1)."""
+    m = len(c)
+    rows = [[Fraction(1)] * m + [Fraction(0)]] + [
+        [1 / (x + j) for x in c] + [Fraction(1, j)] for j in range(2, seq_len - 1)
+    ]
+    for col in range(m):
+        piv = next(r for r in range(col, m) if rows[r][col] != 0)
+        rows[col], rows[piv] = rows[piv], rows[col]
+        rows[col] = [v / rows[col][col] for v in rows[col]]
+        for r in range(m):
+            if r != col:
+                rows[r] = [a - rows[r][col] * b for a, b in zip(rows[r], rows[col])]
+    alpha = [rows[h][m] for h in range(m)]
+    j = seq_len - 1
+    return alpha, sum(a / (x + j) for a, x in zip(alpha, c)) - Fraction(1, j)
+
+
+@pytest.mark.parametrize("seq_len", [6, 8, 16])
+def test_fewest_heads(seq_len):
+    m = seq_len - 2
+    c = [Fraction(k, 2) for k in range(1, m)]  # L - 2 heads: exact only if the product of c is (L-1)!
+    c.append(math.factorial(seq_len - 1) / math.prod(c))
+    _, residual = _solve_all_but_one(seq_len, c)
+    assert residual == 0  # L even: L - 2 heads suffice, with one logit large (a strong BOS weight at j = 2)
+    c[-1] *= 2
+    assert _solve_all_but_one(seq_len, c)[1] != 0  # another product: no exact solution
+    heavy = c[-1] / (c[-1] + 2)
+    assert fewest_cancelling_heads(seq_len, 0.5) == seq_len - 1
+    assert fewest_cancelling_heads(seq_len, 0.999999) == m and float(heavy) > 0.5
+
+
+def test_bad_arguments():
+    with pytest.raises(ValueError, match="theta"):
+        cancellation_weight_floor(16, 0.4)
+    with pytest.raises(ValueError, match="seq_len"):
+        cancellation_weight_floor(2, 0.5)
+    with pytest.raises(ValueError, match="distinct"):
+        cancelling_layer(4, [1, 1, 2])
+    with pytest.raises(ValueError, match="seq_len - 1"):
+        cancelling_layer(4, [1, 2])
