@@ -43,7 +43,7 @@ def test_partial_rule_rows_sum_between_one_plus_gamma_i_and_one(scale):
     (rule,) = [r for r, c in VARIANT_RULES.items() if c == "partial"]
     w = weights(rule, scores(scale))
     s = w.sum(-1)  # (batch, heads, query)
-    floor = 1 + CLIP_GAMMA * torch.arange(L)  # row i: at least 1 + gamma i (rows of fewer than 34 keys)
+    floor = 1 + CLIP_GAMMA * torch.arange(L)  # row i: at least 1 + gamma i (rows of fewer than 35 keys)
     assert (s >= floor - 1e-6).all() and (s <= 1 + 1e-6).all()
     assert (w[..., 0, 0] == 1).all()  # BOS's own row keeps weight 1: a_00 = 1
     assert (w <= 1).all()

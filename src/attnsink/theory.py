@@ -1,15 +1,18 @@
-"""Certified bounds from the book's theorems, computed from the task and a head's error alone.
+"""Certified bounds from the book's theorems, evaluated.
 
-Chapter "Softmax needs a sink" proves these bounds (chapter "ReLU escapes" the last one);
-this module evaluates them. Each function returns a bound that holds for *every* head in
-the class its theorem names, so it needs nothing measured from a particular head: the
-task's sizes and an error level are enough. The constants are those of the proofs; the
-free parameters of a proof (how a confidence ``delta`` is split between its events) are
-chosen by a grid search, and any grid point gives a valid bound, so the search can only
-lose tightness, never validity. Arithmetic is in float64.
+Each function's docstring names the theorem it evaluates and the chapter that proves it
+(chapter "Softmax needs a sink" for most, chapter "ReLU escapes" for
+:func:`position_scale_error_bound`). All of them but :func:`hull_distance_floor` return a
+bound that holds for *every* head in the class their theorem names, so they need nothing
+from a particular head: the task's sizes and an error level (or a cap) are enough.
+:func:`hull_distance_floor` is the exception: it reads one head's value weights (nothing
+measured from its outputs) and bounds D_i for that head only. The constants are those of
+the proofs; the free parameters of a proof (how a confidence ``delta`` is split between its
+events) are chosen by a grid search, and any grid point gives a valid bound, so the search
+can only lose tightness, never validity. Arithmetic is in float64.
 
 * :func:`bos_mass_lower_bound`: the weight on BOS that any one-layer softmax head with a
-  given test MSE must keep at row 1 (Theorem "A sink from the loss alone").
+  given expected test MSE must keep at row 1 (Theorem "A sink from the loss alone").
 * :func:`trigger_error_lower_bound`, :func:`mse_lower_bound`: what a simplex head that
   cannot park on BOS (its BOS weight capped, or no BOS at all) must lose at the trigger.
 * :func:`position_scale_error_bound`: the error a ReLU head with a position-only scale
@@ -158,7 +161,7 @@ def trigger_error_lower_bound(task: TriggerTask, rel_err_nontrigger: float, *, c
 
 
 def mse_lower_bound(task: TriggerTask, *, cap: float | None = None, grid: int = 100_000) -> float:
-    """The smallest test MSE a simplex head that cannot sink can reach: a certified lower bound.
+    """The smallest expected test MSE a simplex head that cannot sink can reach: a certified lower bound.
 
     Same heads as :func:`trigger_error_lower_bound`. With e the expected squared error at the
     early rows (0 and 1 with BOS, 0 without), the MSE times ``seq_len * d_model`` is at least
@@ -259,3 +262,30 @@ def hull_distance_floor(model, task: TriggerTask) -> tuple[float, float]:
     t = 0.0 if float(diff @ diff) == 0 else min(1.0, max(0.0, float(-(pb @ diff) / (diff @ diff))))
     after = float((pb + t * diff).norm())
     return before, after
+
+
+def cancellation_weight_floor(seq_len: int, theta: float) -> float:
+    """The least total value weight, ``sum_h ||W_VO^(h)||``, of a one-layer residual model of
+    softmax heads that attend uniformly except for a trigger-to-BOS logit, and that solves the
+    residual task exactly while no head puts more than ``theta`` on BOS at any row ``i >= 1``
+    (Theorem "The price of cancelling", chapter "Several layers"):
+
+        (L-1)! / (L-1)^(L-2) * (T_(L-2)(1 + (L-1)(1-theta)/theta) - (-1)^L) / 2,
+
+    with ``T_m`` the Chebyshev polynomial. Such a layer exists for every ``theta`` in
+    [1/2, 1) (:func:`attnsink.construct.cancelling_layer`); this is what it must pay."""
+    check_int("seq_len", seq_len, 3)
+    check_number("theta", theta, low=0.5, high=1.0, low_open=False)
+    m = seq_len - 2
+    x = 1 + (seq_len - 1) * (1 - theta) / theta
+    chebyshev = math.cosh(m * math.acosh(x))  # T_m(x) for x >= 1
+    return math.factorial(seq_len - 1) / (seq_len - 1) ** m * (chebyshev - (-1) ** m) / 2
+
+
+def fewest_cancelling_heads(seq_len: int, theta: float) -> int:
+    """The fewest heads such a layer can have: ``L - 2`` when ``L`` is even and
+    ``C^(L-2) > (L-1)!`` with ``C = 2 theta / (1 - theta)``, else ``L - 1``."""
+    check_int("seq_len", seq_len, 3)
+    check_number("theta", theta, low=0.5, high=1.0, low_open=False)
+    m, cap = seq_len - 2, 2 * theta / (1 - theta)
+    return m if m % 2 == 0 and m * math.log(cap) > math.lgamma(seq_len) else m + 1

@@ -11,7 +11,7 @@ from .base import Context, ExperimentResult, experiment
 # What the theory predicts, written down before any training: rules whose rows must sum to
 # 1 (the simplex) need a content-free token to park on, so they sink when BOS is there and
 # cannot solve the task without it; clipped softmax ("partial") keeps a row sum between
-# 1 + CLIP_GAMMA * i and 1 at row i (fewer than 34 keys), so the sink inequality still
+# 1 + CLIP_GAMMA * i and 1 at row i (fewer than 35 keys), so the sink inequality still
 # demands a sink of at least about 1 + CLIP_GAMMA * i; rules with an "off" state do not need BOS.
 VARIANT_RULES = {
     "softmax": "simplex",
