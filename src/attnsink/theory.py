@@ -265,15 +265,16 @@ def hull_distance_floor(model, task: TriggerTask) -> tuple[float, float]:
 
 
 def cancellation_weight_floor(seq_len: int, theta: float) -> float:
-    """The least total value weight, ``sum_h ||W_VO^(h)||``, of a one-layer residual model of
-    softmax heads that attend uniformly except for a trigger-to-BOS logit, and that solves the
-    residual task exactly while no head puts more than ``theta`` on BOS at any row ``i >= 1``
-    (Theorem "The price of cancelling", chapter "Several layers"):
+    """A lower bound on the total value weight, ``sum_h ||W_VO^(h)||``, of a one-layer residual
+    model of softmax heads whose only non-zero logit runs from the trigger to BOS, that solves
+    the residual task exactly while no head puts more than ``theta`` on BOS at any row
+    ``i >= 1`` (Theorem "The price of cancelling", chapter "Several layers"):
 
         (L-1)! / (L-1)^(L-2) * (T_(L-2)(1 + (L-1)(1-theta)/theta) - (-1)^L) / 2,
 
     with ``T_m`` the Chebyshev polynomial. Such a layer exists for every ``theta`` in
-    [1/2, 1) (:func:`attnsink.construct.cancelling_layer`); this is what it must pay."""
+    [1/2, 1) (:func:`attnsink.construct.cancelling_layer`); this is a floor on what it pays
+    (the least weight can be several times larger)."""
     check_int("seq_len", seq_len, 3)
     check_number("theta", theta, low=0.5, high=1.0, low_open=False)
     m = seq_len - 2
