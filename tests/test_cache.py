@@ -88,8 +88,9 @@ def test_key_depends_on_the_training_version_of_its_kind(monkeypatch):
 
 def test_the_key_holds_no_device_and_the_entry_says_where_it_trained(tmp_path):
     (r,) = run(tmp_path, seeds=(0,))
-    base, found, missing = cache.cache_lookup(TASK, [0], cache_dir=tmp_path, device=torch.device("cpu"),
-                                              attention="softmax", **KW)
+    base, found, missing = cache.cache_lookup(
+        TASK, [0], cache_dir=tmp_path, device=torch.device("cpu"), attention="softmax", **KW
+    )
     assert "device" not in base["key"] and not missing
     entry = cache.load_entry(tmp_path, {**base["key"], "seed": 0}, store_dir=None)
     assert entry["where"] == "cache" and entry["meta"]["device"] == "cpu" and "cores" in entry["meta"]["machine"]
