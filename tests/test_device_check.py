@@ -1,7 +1,9 @@
 """scripts/device_check.sh, the first thing to run on a lent GPU, works end to end in its CPU
 dry mode; its GPU tests exist and pass where CUDA is."""
 
+import os
 import subprocess
+import sys
 from pathlib import Path
 
 import numpy as np
@@ -20,7 +22,7 @@ ROOT = Path(__file__).resolve().parents[1]
 def test_dry_run_passes(tmp_path):
     done = subprocess.run(
         ["bash", str(ROOT / "scripts" / "device_check.sh"), "--dry"],
-        env={"PATH": subprocess.os.environ["PATH"], "OUT": str(tmp_path), "HOME": str(tmp_path)},
+        env={"PATH": os.environ["PATH"], "OUT": str(tmp_path), "HOME": str(tmp_path), "PYTHON": sys.executable},
         capture_output=True,
         text=True,
         timeout=600,
