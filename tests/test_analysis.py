@@ -172,3 +172,26 @@ def test_tables_of_records():
     assert blocks.loc[("mlp", "softmax"), "kinds (all seeds)"] == "2 sink, 1 off"
     frame = an.runs_frame(result, label=lambda r: f"{r['attention']}+{r['blocks']}")
     assert list(frame["model"]) == ["softmax+mlp"] * 2 and list(frame["kinds"]) == ["1 sink"] * 2
+
+
+def test_frames_behind_the_figures():
+    import numpy as np
+
+    history = {"step": np.array([0, 10]), "loss": np.array([1.0, 0.5]), "linf": np.array([2.0, 1.0])}
+    history["bos_mass"] = np.array([[[0.2, 0.4]], [[0.8, 1.0]]])  # (steps, layers, heads)
+    frame = an.history_frame({"softmax": [SimpleNamespace(seed=3, history=history)]})
+    assert list(frame.columns) == ["attention", "seed", "step", "loss", "linf", "bos_mass"]
+    assert list(frame["bos_mass"]) == pytest.approx([0.3, 0.9])  # averaged over heads
+    assert set(frame["attention"]) == {"softmax"} and set(frame["seed"]) == {3}
+
+    assert an.model_label({"attention": "softmax", "n_layers": 2, "n_heads": 4}) == "softmax 2x4"
+    assert an.model_label({"attention": "relu", "n_layers": 2, "n_heads": 2, "blocks": "mlp"}) == "relu 2x2 + mlp"
+
+    capped = pd.DataFrame({"cap": [0.5], "seed": [0], "sq_err_nontrigger_row": [0.2], "sq_bound_nontrigger_row": [0.1]})
+    long = an.capped_error_frame(capped)
+    assert dict(zip(long["quantity"], long["value"])) == {"measured": 0.2, "lower bound from the theorem": 0.1}
+
+    runs = pd.DataFrame({"seq_len": [8, 16, 32, 16, 16], "d_model": [16, 16, 16, 8, 32]})
+    at_defaults = an.grid_slice(runs, "seq_len", ["seq_len", "d_model"], {"seq_len": 16, "d_model": 16})
+    assert list(at_defaults["seq_len"]) == [8, 16, 32]  # d_model held at 16
+    assert len(an.grid_slice(runs, "seq_len", ["seq_len", "d_model"], {"d_model": 8})) == 5  # one value only: all

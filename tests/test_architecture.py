@@ -17,7 +17,10 @@ LAYERS = [
     ["cache", "profiles"],
     ["cluster"],
     ["parallel"],
-    ["plots", "analysis"],
+    ["analysis"],
+    ["plots.style"],
+    ["plots.maps", "plots.trigger", "plots.language", "plots.grid"],
+    ["plots"],
     ["experiments.base"],
     [
         "experiments.one_head",

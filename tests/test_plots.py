@@ -99,3 +99,14 @@ def test_grid_summary_slices_one_setting_at_a_time_sweeps_at_the_defaults():
     (line,) = [ln for ln in top_right.get_lines() if len(ln.get_xdata()) == 3]
     assert list(line.get_ydata()) == [8.16, 16.16, 32.16]  # L = 16 only
     plt.close(fig)
+
+
+def test_the_package_keeps_every_figure_at_its_old_address():
+    # plots was one module; the chapters call plots.<figure> and import set_theme and model_label from it
+    old = """set_theme attention_mean_std head_grid history_frame training_curves sequence attention_maps
+    variants_summary sink_inequality capped_tradeoff model_label head_kinds sweep_metrics sink_vs_loss_steps
+    sink_certificate backcopy_heads sink_over_training grid_summary""".split()
+    assert sorted(plots.__all__) == sorted(old)
+    for name in old:
+        assert callable(getattr(plots, name))
+        assert getattr(plots, name).__module__.startswith(("attnsink.plots.", "attnsink.analysis"))

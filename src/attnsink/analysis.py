@@ -9,10 +9,16 @@ warm rebuild reads them from the results cache.
 Experiment results are read through what every :class:`~attnsink.experiments.ExperimentResult`
 has: ``results`` (key -> trained runs, each with ``seed`` and ``model``), ``runs`` (one JSON
 record per run), ``heads()`` (one row per head) and ``task``.
+
+The last section holds the frames behind the figures: what :mod:`attnsink.plots` reshapes
+records into before it draws them (a training history in long form, a model's label, ...).
 """
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
+import numpy as np
 import pandas as pd
 import torch
 
@@ -22,6 +28,9 @@ from .construct import cancelling_heads
 from .metrics import evaluate, head_bound_terms
 from .model import AttentionModel
 from .task import Batch, TriggerTask
+
+if TYPE_CHECKING:
+    from .train import TrainResult
 
 # ---- chapter 3: ReLU escapes ----
 
@@ -310,6 +319,94 @@ def median_steps(runs: pd.DataFrame, parameter: str) -> pd.Series:
     return runs[runs["swept"] == parameter].groupby(["attention", parameter])["steps"].median()
 
 
+# ---- the frames behind the figures (attnsink.plots draws them) ----
+
+
+def history_frame(results: dict[str, list[TrainResult]]) -> pd.DataFrame:
+    """Long-form training history: one row per (rule, seed, step); BOS mass averaged over heads."""
+    frames = []
+    for name, runs in results.items():
+        for r in runs:
+            h = r.history
+            frames.append(
+                pd.DataFrame(
+                    {
+                        "attention": name,
+                        "seed": r.seed,
+                        "step": h["step"],
+                        "loss": h["loss"],
+                        "linf": h["linf"],
+                        "bos_mass": h["bos_mass"].reshape(len(h["step"]), -1).mean(axis=1),
+                    }
+                )
+            )
+    return pd.concat(frames, ignore_index=True)
+
+
+def model_label(run: dict) -> str:
+    """A short name for a run's model, such as "softmax 2x2" or "relu 2x2 + mlp"."""
+    label = f"{run['attention']} {run['n_layers']}x{run['n_heads']}"
+    return label + (f" + {run['blocks']}" if run.get("blocks") else "")
+
+
+def capped_error_frame(runs: pd.DataFrame) -> pd.DataFrame:
+    """A ``capped_bos`` result's runs in long form, one row per (cap, seed, quantity): the
+    squared error at non-trigger rows (``measured``) and its ``lower bound from the theorem``."""
+    long = runs.melt(
+        id_vars=["cap", "seed"],
+        value_vars=["sq_err_nontrigger_row", "sq_bound_nontrigger_row"],
+        var_name="quantity",
+        value_name="value",
+    )
+    long["quantity"] = long["quantity"].map(
+        {"sq_err_nontrigger_row": "measured", "sq_bound_nontrigger_row": "lower bound from the theorem"}
+    )
+    return long
+
+
+def backcopy_frame(runs: list[dict]) -> pd.DataFrame:
+    """Language-model records as one row per (run, layer, head) (:func:`attnsink.lm.head_rows`),
+    with a ``model`` column: the rule, and " (no BOS)" after it for runs without BOS."""
+    from .lm import head_rows
+
+    df = pd.DataFrame(head_rows(runs))
+    df["model"] = df["attention"] + np.where(df["bos"], "", " (no BOS)")
+    return df
+
+
+def sink_history_frame(runs: list[dict]) -> pd.DataFrame:
+    """Language models during training, one row per (run, step, layer): the largest of the
+    layer's heads' mean weights on token 0 (``weight``), with the ``panel`` (rule and
+    learning rate), ``seed`` and ``step``."""
+    rows = []
+    for r in runs:
+        h = r["history"]
+        first = np.asarray(h["first_mean"])  # (steps, layers, heads)
+        for i, step in enumerate(h["step"]):
+            for layer in range(first.shape[1]):
+                rows.append(
+                    {
+                        "panel": f"{r['attention']}, lr {r['lr']:g}",
+                        "seed": r["seed"],
+                        "layer": layer,
+                        "step": step,
+                        "weight": first[i, layer].max(),
+                    }
+                )
+    return pd.DataFrame(rows)
+
+
+def grid_slice(runs: pd.DataFrame, axis: str, axes: list[str], defaults: dict) -> pd.DataFrame:
+    """The runs of a grid that its summary shows along ``axis``: those whose other varied
+    settings (``axes``) are at ``defaults`` (the slice a one-setting-at-a-time sweep varies)
+    when that slice holds two values or more of ``axis``, and otherwise all of them."""
+    keep = pd.Series(True, index=runs.index)
+    for other in axes:
+        if other != axis and other in defaults:
+            keep &= runs[other] == defaults[other]
+    return runs[keep] if runs.loc[keep, axis].nunique() >= 2 else runs
+
+
 __all__ = [
     "noise_free_trigger_rms",
     "relu_trigger_anatomy",
@@ -330,4 +427,10 @@ __all__ = [
     "blocks_summary",
     "sweep_summary",
     "median_steps",
+    "history_frame",
+    "model_label",
+    "capped_error_frame",
+    "backcopy_frame",
+    "sink_history_frame",
+    "grid_slice",
 ]
