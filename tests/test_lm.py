@@ -7,7 +7,8 @@ import pytest
 import torch
 
 from attnsink.attention import ATTENTION_RULES
-from attnsink.lm import GPT, SINK_EPS, BigramBackcopy, CharText, head_metrics, lm_loss, text_corpus, train_lm
+from attnsink.lm import GPT, BigramBackcopy, CharText, head_metrics, lm_loss, text_corpus, train_lm
+from attnsink.metrics import SINK_EPS
 
 TASK = BigramBackcopy(vocab_size=16, n_triggers=2, seq_len=24)
 
@@ -55,9 +56,9 @@ def test_text_corpus_is_english_and_windows_start_with_bos():
 def test_every_rule_runs_and_is_causal(attention):
     model = small(attention)
     x = TASK.sample(3, seed=0)
-    logits, attns, values = model(x, return_attn=True)
+    logits, attns, values = model(x, return_values=True)
     assert logits.shape == (3, 24, TASK.vocab_size + 1)
-    assert len(attns) == 2 and attns[0].shape == (3, 2, 24, 24) and values[0].shape == (3, 2, 24, 8)
+    assert len(attns) == 2 and attns[0].shape == (3, 2, 24, 24) and values[0].shape == (3, 2, 24, 16)  # in output space
     assert torch.all(attns[0].triu(1) == 0)  # no weight on the future
     changed = x.clone()
     changed[:, 10:] = (changed[:, 10:] + 1) % TASK.vocab_size
@@ -68,12 +69,12 @@ def test_every_rule_runs_and_is_causal(attention):
 
 def test_softmax_rows_sum_to_one_and_relu_rows_can_be_zero():
     x = TASK.sample(2, seed=0)
-    _, attns, _ = small("softmax")(x, return_attn=True)
+    _, attns, _ = small("softmax")(x, return_values=True)
     torch.testing.assert_close(attns[1].sum(-1), torch.ones(2, 2, 24))
     relu = small("relu")
     with torch.no_grad():
-        relu.blocks[0]["qkv"].weight[:16].zero_()  # queries 0: every score 0, so every ReLU weight 0
-    _, attns, _ = relu(x, return_attn=True)
+        relu.blocks[0].qkv.weight[:16].zero_()  # queries 0: every score 0, so every ReLU weight 0
+    _, attns, _ = relu(x, return_values=True)
     assert torch.all(attns[0] == 0)
 
 
@@ -98,19 +99,21 @@ def test_loss_falls_on_backcopy():
 def test_head_metrics_on_heads_that_attend_to_bos_only():
     model = small()
     with torch.no_grad():  # keys of BOS huge, others 0: every query puts (almost) all weight on BOS
-        model.blocks[0]["qkv"].weight.zero_()
-        model.blocks[0]["qkv"].weight[:16] = torch.eye(16)  # q = LN(x)
+        model.blocks[0].qkv.weight.zero_()
+        model.blocks[0].qkv.weight[:16] = torch.eye(16)  # q = LN(x)
         model.tok.weight[TASK.bos_id] = 0
-    x = TASK.sample(4, seed=0)
+    x = TASK.sample(4, seed=0)[:, :-1]  # the inputs: the positions the model trains on
     m = head_metrics(model, x)
-    assert m["first_mass"].shape == (2, 2, 24) and m["first_mean"].shape == (2, 2)
+    assert m["first_mass"].shape == (2, 2, 23) and m["first_mean"].shape == (2, 2)
     torch.testing.assert_close(m["first_mass"][:, :, 0], torch.ones(2, 2))  # BOS's own row
     assert 0 <= m["sink"] <= 1
     assert m["sink"] == float((m["first_mean"] > SINK_EPS).float().mean())
     # layer 0: every score 0 (keys are zero), so the weights are uniform: 1 / (i + 1) on BOS
-    expected = (1 / torch.arange(1, 25).float())[1:].mean()
+    expected = (1 / torch.arange(1, 24).float())[1:].mean()
     torch.testing.assert_close(m["first_mean"][0], expected.expand(2), rtol=1e-5, atol=1e-6)
     assert m["value_ratio"].shape == (2, 2)
+    with pytest.raises(ValueError, match="trained on"):  # a whole window: its last position never trained
+        head_metrics(model, TASK.sample(4, seed=0))
 
 
 @pytest.mark.parametrize(
@@ -158,7 +161,7 @@ def test_backcopy_experiment_records_every_rule_and_reuses_the_cache(tmp_path, m
     def refuse(*args, **kwargs):
         raise AssertionError("trained again")
 
-    monkeypatch.setattr("attnsink.lm.train_lm", refuse)
+    monkeypatch.setattr("attnsink.lm.training.train_lm", refuse)
     again = backcopy("quick", cache_dir=tmp_path / "c")
     assert again.runs[0]["val_loss"] == record["runs"][0]["val_loss"]
     assert len(list((tmp_path / "c").glob("*.pt"))) == 5  # one entry per trained model
@@ -182,23 +185,23 @@ def test_head_outputs_are_each_heads_own_write_to_the_residual_stream():
     from attnsink.lm import head_outputs
 
     model = small(seed=3)
-    x = TASK.sample(4, seed=2)
+    x = TASK.sample(4, seed=2)[:, :-1]
     h = head_outputs(model, x)
     block = model.blocks[0]
-    a_in = block["ln1"](model.tok(x) + model.pos(torch.arange(x.shape[1])))
+    a_in = block.ln1(model.tok(x) + model.pos(torch.arange(x.shape[1])))
     for head in range(2):
         # keep only this head's slice of the output projection: the block's attention output is then this head's write
-        keep = torch.zeros_like(block["out"].weight)
+        keep = torch.zeros_like(block.out.weight)
         keep[:, head * model.d_head : (head + 1) * model.d_head] = 1
-        q, k, v = block["qkv"](a_in).view(4, 24, 3, 2, model.d_head).permute(2, 0, 3, 1, 4)
+        q, k, v = block.qkv(a_in).view(4, 23, 3, 2, model.d_head).permute(2, 0, 3, 1, 4)
         w = h["weights"][0]
-        o = (w @ v).transpose(1, 2).reshape(4, 24, -1)
-        written = o @ (block["out"].weight * keep).T
+        o = (w @ v).transpose(1, 2).reshape(4, 23, -1)
+        written = o @ (block.out.weight * keep).T
         assert torch.allclose(h["out_norm"][0][:, head], written.norm(dim=-1), atol=1e-5)
         # each key's projected value: what this head writes with all its weight on that key
         assert torch.allclose(
             h["key_norm"][0][:, head],
-            (v[:, head] @ (block["out"].weight * keep)[:, head * model.d_head : (head + 1) * model.d_head].T).norm(
+            (v[:, head] @ (block.out.weight * keep)[:, head * model.d_head : (head + 1) * model.d_head].T).norm(
                 dim=-1
             ),
             atol=1e-5,
@@ -223,7 +226,7 @@ def test_conditional_heads_finds_a_head_that_writes_only_at_one_token(monkeypatc
     key_norm[:, 0, 0] = 0.0  # BOS's value is null for head 0
     out_norm = torch.stack([on + 0.01 * (1 - on), torch.ones(B, L)], dim=1)
     fake = {"weights": [weights], "out_norm": [out_norm], "key_norm": [key_norm]}
-    monkeypatch.setattr(lm, "head_outputs", lambda model, x: fake)
+    monkeypatch.setattr(lm.metrics, "head_outputs", lambda model, x: fake)
     trig, busy = lm.conditional_heads(None, x)
     assert trig["conditional"] and trig["active_tokens"] == [0] and 0.1 < trig["coverage"] < 0.25
     assert trig["quiet_ratio"] == pytest.approx(0.01)
@@ -282,13 +285,13 @@ def test_text_lm_experiment_records_history_and_heads_and_reuses_the_cache(tmp_p
     def refuse(*args, **kwargs):
         raise AssertionError("trained again")
 
-    monkeypatch.setattr("attnsink.lm.train_lm", refuse)
+    monkeypatch.setattr("attnsink.lm.training.train_lm", refuse)
     again = text_lm("quick", cache_dir=tmp_path / "c")
     assert again.runs[0]["val_loss"] == record["runs"][0]["val_loss"]
 
 
 def test_first_share_counts_only_rows_that_carry_weight():
-    from attnsink.experiments.language import ROW_MIN, first_share
+    from attnsink.metrics import ROW_MIN, first_share
 
     L = 5
     w = torch.zeros(2, 3, L, L)  # (batch, heads, query, key)

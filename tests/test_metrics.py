@@ -55,9 +55,9 @@ def test_sink_rate_threshold():
     attn = [torch.cat([sink, diffuse], dim=1), torch.cat([diffuse, diffuse], dim=1)]
     # diffuse head: weight on BOS averaged over queries 1..4 is (1/2+1/3+1/4+1/5)/4 = 0.32 > 0.3
     assert sink_rate(attn) == 1.0
-    assert sink_rate(attn, threshold=0.5) == 0.25
-    with pytest.raises(ValueError, match="threshold"):
-        sink_rate(attn, threshold=1.5)
+    assert sink_rate(attn, eps=0.5) == 0.25
+    with pytest.raises(ValueError, match="eps"):
+        sink_rate(attn, eps=1.5)
 
 
 def test_bos_value_ratio():

@@ -2,9 +2,11 @@
 
 Every rule maps raw scores ``q . k`` (no 1/sqrt(d) scale, as in the paper), shape
 (..., heads, query, key), and a causal (query, key) mask to attention weights of the same
-shape; masked keys get weight exactly 0. Rules with a learned parameter take it as a
-keyword (``sink`` for ``sink_logit``); the output gate of ``gated`` acts on the head's
-output and lives in :mod:`attnsink.model`.
+shape; masked keys get weight exactly 0. Each rule is defined once, as a :class:`Rule`
+record: its weight function, the learned per-head logit it takes, if any (``sink`` for
+``sink_logit``: its name, shape and initial value), and whether the head's output is gated
+(``gated``). Every forward pass (the plain model, the fast engine, the GPT) asks the record,
+never the rule's name; only how a gate's logits are computed from a token belongs to the model.
 
 Which rules can say "nothing"? Only ``softmax``, ``sigmoid_norm`` and ``gated``'s weights
 are confined to the probability simplex (every row sums to 1); the others can make a
@@ -18,6 +20,8 @@ from __future__ import annotations
 
 import functools
 import math
+from collections.abc import Callable
+from dataclasses import dataclass
 from functools import lru_cache
 
 import torch
@@ -158,24 +162,73 @@ def bos_mass(attn: torch.Tensor, query_mask: torch.Tensor) -> torch.Tensor:
     return masked_mean(attn[..., 0], query_mask)
 
 
+@dataclass(frozen=True)
+class Rule:
+    """One attention rule, defined once: every forward pass asks this record what to do.
+
+    ``fn(scores, mask[, logit])`` gives the weights. ``logit`` names the rule's learned
+    per-head logit, if it has one (``sink`` for ``sink_logit``: one number per layer and head,
+    starting at ``logit_init``), which the forward passes as ``fn``'s third argument.
+    ``gated`` says that the head's output is multiplied by a learned gate in (0, 1) per query
+    and head, ``sigmoid(g)`` for gate logits ``g`` that the model computes from the token
+    (:meth:`gate`).
+    """
+
+    name: str
+    fn: Callable[..., torch.Tensor]
+    logit: str | None = None
+    logit_init: float = 0.0
+    gated: bool = False
+
+    def __call__(self, scores: torch.Tensor, mask: torch.Tensor, logit: torch.Tensor | None = None, **kwargs):
+        """The weights for ``scores`` under ``mask``; ``logit`` is the rule's learned logit,
+        (..., heads), when it has one (also accepted by its name, e.g. ``sink=``)."""
+        if self.logit is not None:
+            logit = kwargs.pop(self.logit, logit)
+            if logit is None:
+                raise ValueError(f"attention {self.name!r} needs its learned logit {self.logit!r}")
+            return self.fn(scores, mask, logit, **kwargs)
+        if logit is not None:
+            raise ValueError(f"attention {self.name!r} has no learned logit, got one")
+        return self.fn(scores, mask, **kwargs)
+
+    def weights(self, scores: torch.Tensor, mask: torch.Tensor, logit: torch.Tensor | None, gate_logits) -> torch.Tensor:
+        """What a head applies to its values: the rule's weights, times the gate when the rule
+        is gated. ``gate_logits`` is a callable giving (..., heads, query) logits, called only
+        for a gated rule (so ungated models need no gate parameters)."""
+        w = self(scores, mask, logit)
+        return self.gate(w, gate_logits()) if self.gated else w
+
+    @staticmethod
+    def gate(weights: torch.Tensor, gate_logits: torch.Tensor) -> torch.Tensor:
+        """``weights`` (..., heads, query, key) times ``sigmoid(gate_logits)`` (..., heads, query)."""
+        return weights * torch.sigmoid(gate_logits)[..., None]
+
+
 ATTENTION_RULES = {
-    "softmax": softmax,
-    "relu": relu,
-    "relu_visible": relu_visible,
-    "softmax1": softmax1,
-    "sink_logit": sink_logit,
-    "sigmoid": sigmoid,
-    "sigmoid_norm": sigmoid_norm,
-    "gated": softmax,  # softmax weights; the model multiplies the head's output by its gate
-    "clipped_softmax": clipped_softmax,
+    rule.name: rule
+    for rule in (
+        Rule("softmax", softmax),
+        Rule("relu", relu),
+        Rule("relu_visible", relu_visible),
+        Rule("softmax1", softmax1),
+        # the phantom key's logit starts at 0: it weighs like a key with score 0
+        Rule("sink_logit", sink_logit, logit="sink", logit_init=0.0),
+        Rule("sigmoid", sigmoid),
+        Rule("sigmoid_norm", sigmoid_norm),
+        # softmax weights; the head's output is multiplied by its gate (the weights times the gate)
+        Rule("gated", softmax, gated=True),
+        Rule("clipped_softmax", clipped_softmax),
+    )
 }
+"""Every rule by name (the capped softmax rules, one per cap, come from :func:`get_rule`)."""
 
 
 CAPPED_PREFIX = "softmax_cap"
 
 
-def get_rule(name: str):
-    """The weight rule called ``name``; raises ``ValueError`` for an unknown name."""
+def get_rule(name: str) -> Rule:
+    """The rule called ``name``; raises ``ValueError`` for an unknown name."""
     if isinstance(name, str) and name.startswith(CAPPED_PREFIX):
         try:
             cap = float(name[len(CAPPED_PREFIX) :])
@@ -183,7 +236,7 @@ def get_rule(name: str):
             cap = math.nan
         if not 0.0 <= cap <= 1.0:
             raise ValueError(f"attention {name!r}: the cap after {CAPPED_PREFIX!r} must be a number in [0, 1]")
-        return functools.partial(softmax_capped, cap=cap)
+        return Rule(name, functools.partial(softmax_capped, cap=cap))
     if name not in ATTENTION_RULES:
         raise ValueError(
             f"attention must be one of {sorted(ATTENTION_RULES)} or {CAPPED_PREFIX}<cap in [0, 1]>, got {name!r}"

@@ -57,11 +57,14 @@ class MissingResultsError(RuntimeError):
     """Models that are neither stored nor cached were asked for where training is not allowed."""
 
 
-TRAINING_VERSIONS = {"train_seeds": 1, "gpt": 1}
+TRAINING_VERSIONS = {"train_seeds": 1, "gpt": 2}
 """The training version of each kind of entry: the trigger-task models (task, attention rules,
-model, trainers, engine) and the language models (``lm.py``, attention rules). Bump one when
-a change moves a trained number (``tests/test_golden.py`` says so, and how to write the new
-values): every entry of that kind is then stale, and ``python -m attnsink status`` lists it."""
+model, trainers, engine) and the language models (:mod:`attnsink.lm`, attention rules). Bump one
+when a change moves a trained number (``tests/test_golden.py`` says so, and how to write the new
+values): every entry of that kind is then stale, and ``python -m attnsink status`` lists it.
+
+History of ``gpt``: 2, weight decay on the linear maps' matrices only, and the heads measured
+during training on the positions the model trains on (the last position of a window never trains)."""
 
 
 def cache_key(config: dict) -> str:
@@ -265,7 +268,9 @@ def train_missing(
             store_seed(cache_dir, base, r)
 
 
-def _base_config(task: TriggerTask, options: dict) -> tuple[dict, dict]:
+def base_config(task: TriggerTask, options: dict) -> tuple[dict, dict]:
+    """The config shared by the seeds of one :func:`~attnsink.engine.train_seeds` call (the
+    key without the seed), and the call's options with their defaults filled in."""
     known = {*ARCH_DEFAULTS, "steps", "lr", *RECIPE_DEFAULTS}
     unknown = set(options) - known
     if unknown:
@@ -279,7 +284,7 @@ def _base_config(task: TriggerTask, options: dict) -> tuple[dict, dict]:
 
 def seed_configs(task: TriggerTask, seeds: list[int], **options) -> list[dict]:
     """The entries' configs of one training call (train_seeds' options), one per seed."""
-    base, _ = _base_config(task, options)
+    base, _ = base_config(task, options)
     return [{**base, "seed": s} for s in seeds]
 
 
@@ -293,7 +298,7 @@ def cache_lookup(
     run asked for in two ways is found once; ``base["device"]`` is where missing seeds would
     train), ``found`` maps a stored or cached seed to its result.
     """
-    base, options = _base_config(task, options)
+    base, options = base_config(task, options)
     found = {}
     for s in seeds:
         payload = load(cache_dir, {**base, "seed": s})

@@ -34,7 +34,7 @@ from tqdm import tqdm
 
 from ._checks import check_int
 from .attention import bos_mass, causal_mask, get_rule
-from .model import LN_EPS, PARAM_NAMES, AttentionModel
+from .model import GATE, LN_EPS, PARAM_NAMES, AttentionModel
 from .task import DATA_SEED_OFFSET, TriggerTask
 from .train import ADAM_EPS, BETAS, NonFiniteLossError, TrainResult, check_run, resolve_device
 
@@ -58,7 +58,8 @@ def forward_stacked(
     """Run ``S`` stacked models on their own inputs: :meth:`AttentionModel.forward`, batched over seeds.
 
     ``params[name]`` has shape (S, n_layers, n_heads, d_model, d_model) for the four maps,
-    (S, n_layers, n_heads) for ``sink`` and (S, n_layers, n_heads, d_model) for ``W_G``;
+    (S, n_layers, n_heads) for a rule's logit (``sink``) and (S, n_layers, n_heads, d_model) for
+    a gate (``W_G``);
     the optional blocks add ``W_in`` (S, n_layers, d_model, hidden), ``b_in``, ``W_out``,
     ``b_out`` (MLP) and ``ln1_g``, ``ln1_b`` [, ``ln2_g``, ``ln2_b``] (S, n_layers, d_model);
     ``x`` has shape (S, batch, seq_len, d_model). Returns ``(y_hat, attn)`` with ``attn`` a
@@ -89,14 +90,11 @@ def forward_stacked(
         hq = hq.view(S, B, L, H, D).transpose(2, 3)  # (S, batch, heads, seq, d): x_i W_QK per head
         keys = a_in.unsqueeze(2)  # (S, batch, 1, seq, d)
         scores = hq @ keys.transpose(-1, -2)  # (S, batch, heads, query, key)
-        if attention == "sink_logit":
-            weights = rule(scores, mask, sink=params["sink"][:, layer, None])  # sink: (S, 1, heads)
-        else:
-            weights = rule(scores, mask)
-        if attention == "gated":  # the head's output times sigmoid(x_i . w_h): one gate per query and head
-            # (S, batch, heads, seq)
-            gate = torch.sigmoid(torch.einsum("sbld,shd->sbhl", a_in, params["W_G"][:, layer]))
-            weights = weights * gate[..., None]
+        logit = params[rule.logit][:, layer, None] if rule.logit else None  # (S, 1, heads)
+        # a gated head's weights times sigmoid(x_i . w_h): one gate per query and head, (S, batch, heads, seq)
+        weights = rule.weights(
+            scores, mask, logit, lambda: torch.einsum("sbld,shd->sbhl", a_in, params[GATE][:, layer])
+        )
         # sum_k a_ik (x_k W_VO) = (sum_k a_ik x_k) W_VO: mix the inputs, then map once per head
         mixed = weights @ keys  # (S, batch, heads, query, d)
         if H > 1:

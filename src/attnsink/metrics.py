@@ -18,7 +18,8 @@ from .attention import bos_mass, masked_mean
 from .model import AttentionModel
 from .task import Batch, TriggerTask
 
-SINK_THRESHOLD = 0.3  # Gu et al. (2025)'s epsilon for the sink rate
+SINK_EPS = 0.3  # Gu et al. (2025)'s epsilon: a head is a sink when its mean weight on the first token exceeds it
+SINK_THRESHOLD = SINK_EPS  # the same threshold under its older name (chapter 1)
 OFF_MASS = 0.1  # a head whose rows hold less total weight than this at non-trigger positions is "off"
 SINK_MASS = 0.5  # ... and one that puts at least this much weight on BOS there parks on it
 HEAD_KINDS = {
@@ -62,19 +63,42 @@ def bos_share(attn: torch.Tensor, query_mask: torch.Tensor) -> torch.Tensor:
     return torch.where(total > 0, bos_mass(attn, query_mask) / total, torch.nan)
 
 
-def sink_rate(attn: list[torch.Tensor], threshold: float = SINK_THRESHOLD) -> float:
-    """Fraction of heads (over all layers) that are sinks in the sense of Gu et al. (2025).
-
-    A head is a sink when its weight on the first token, averaged over the sequences and
-    over query positions 1..L-1 (BOS's own row is 1 for softmax by necessity), exceeds
-    ``threshold``. ``attn`` is a list of (batch, heads, query, key) tensors, one per layer.
-    """
-    if not isinstance(threshold, (int, float)) or not 0 < threshold < 1:
-        raise ValueError(f"threshold must be a number in (0, 1), got {threshold!r}")
+def first_mean(attn: list[torch.Tensor]) -> torch.Tensor:
+    """Per layer and head, the weight on the first token averaged over the sequences and over
+    query positions 1..L-1 (BOS's own row is 1 for softmax by necessity) -> (layers, heads).
+    ``attn`` is a list of (batch, heads, query, key) tensors, one per layer."""
     if any(a.dim() != 4 for a in attn):
         raise ValueError("attn must be a list of (batch, heads, query, key) tensors")
-    per_head = torch.cat([a[..., 1:, 0].mean(dim=(0, 2)) for a in attn])  # (layers * heads,)
-    return (per_head > threshold).float().mean().item()
+    return torch.stack([a[..., 1:, 0].mean(dim=(0, 2)) for a in attn])
+
+
+def sink_rate(attn: list[torch.Tensor], eps: float = SINK_EPS) -> float:
+    """``Sink_1^eps`` of Gu et al. (2025): the fraction of heads (over all layers) whose
+    :func:`first_mean` exceeds ``eps``. ``attn`` is a list of (batch, heads, query, key)
+    tensors, one per layer. The one definition of a sink the trigger task and the language
+    models share."""
+    if not isinstance(eps, (int, float)) or isinstance(eps, bool) or not 0 < eps < 1:
+        raise ValueError(f"eps must be a number in (0, 1), got {eps!r}")
+    return (first_mean(attn) > eps).float().mean().item()
+
+
+ROW_MIN = 0.01
+"""A row carrying less weight than this in all says nothing about where its head looks
+(:func:`first_share`)."""
+
+
+def first_share(weights: torch.Tensor, row_min: float = ROW_MIN) -> list[float]:
+    """Per head, the first token's share of the row, averaged over the rows (queries 1 on) of
+    ``weights`` (batch, heads, query, key) that carry at least ``row_min`` of weight in all; NaN
+    for a head with no such row (off at every query). A ReLU row need not sum to one, and the
+    share of a nearly empty row is noise: a head that is off almost everywhere could otherwise
+    show any share at all from the few rows with a trace of weight."""
+    if not (isinstance(row_min, (int, float)) and not isinstance(row_min, bool) and row_min > 0):
+        raise ValueError(f"row_min must be a number > 0, got {row_min!r}")
+    rows = weights[..., 1:, :].sum(-1)
+    keep = rows >= row_min
+    share = torch.where(keep, weights[..., 1:, 0] / rows.clamp_min(row_min), torch.nan)
+    return share.nanmean(dim=(0, 2)).tolist()
 
 
 def bos_value_ratio(values: torch.Tensor, batch: Batch) -> torch.Tensor:

@@ -26,7 +26,8 @@ from torch import nn
 from ._checks import check_bool, check_int, check_number
 from .attention import causal_mask, get_rule
 
-PARAM_NAMES = ("W_Q", "W_K", "W_V", "W_O")  # every model has these; sink_logit adds "sink", gated "W_G"
+PARAM_NAMES = ("W_Q", "W_K", "W_V", "W_O")  # every model has these; a rule may add its logit ("sink") or "W_G"
+GATE = "W_G"  # a gated rule's gate: (n_layers, n_heads, d_model), gate logit x_i . w_h
 MLP_RATIO = 4  # hidden width of the optional MLP block, in units of d_model
 LN_EPS = 1e-5
 ARCH_DEFAULTS = {"n_heads": 1, "n_layers": 1, "attention": "softmax", "mlp": False, "layer_norm": False}
@@ -60,7 +61,7 @@ class AttentionModel(nn.Module):
         check_int("d_model", d_model, 1)
         check_int("n_heads", n_heads, 1)
         check_int("n_layers", n_layers, 1)
-        get_rule(attention)
+        rule = get_rule(attention)
         check_bool("residual", residual)
         if n_layers > 1 and not residual:
             raise ValueError(
@@ -82,11 +83,11 @@ class AttentionModel(nn.Module):
         for name in PARAM_NAMES:
             init = torch.randn(shape, generator=generator) * init_std
             self.register_parameter(name, nn.Parameter(init))
-        if attention == "sink_logit":  # starts at 0: the phantom key weighs like a key with score 0
-            self.register_parameter("sink", nn.Parameter(torch.zeros(n_layers, n_heads)))
-        if attention == "gated":  # starts near sigmoid(0) = 1/2
+        if rule.logit is not None:  # the rule's learned logit, one per layer and head
+            self.register_parameter(rule.logit, nn.Parameter(torch.full((n_layers, n_heads), rule.logit_init)))
+        if rule.gated:  # starts near sigmoid(0) = 1/2
             gate = torch.randn(n_layers, n_heads, d_model, generator=generator) * init_std
-            self.register_parameter("W_G", nn.Parameter(gate))
+            self.register_parameter(GATE, nn.Parameter(gate))
         if mlp:  # drawn after the attention weights, so adding the block leaves them unchanged
             hidden = MLP_RATIO * d_model
             w_in = torch.randn(n_layers, d_model, hidden, generator=generator) * init_std
@@ -151,13 +152,9 @@ class AttentionModel(nn.Module):
             k = torch.einsum("bld,hde->bhle", a_in, self.W_K[layer])
             v = torch.einsum("bld,hde->bhle", a_in, self.W_V[layer])
             scores = q @ k.transpose(-1, -2)  # (batch, heads, query, key), no 1 / sqrt(d)
-            if self.attention == "sink_logit":
-                weights = rule(scores, mask, sink=self.sink[layer])
-            else:
-                weights = rule(scores, mask)  # zero where key > query
-            if self.attention == "gated":  # the head's output times sigmoid(x_i . w_h), per query and head
-                gate = torch.sigmoid(torch.einsum("bld,hd->bhl", a_in, self.W_G[layer]))
-                weights = weights * gate[..., None]
+            logit = getattr(self, rule.logit)[layer] if rule.logit else None
+            # zero where key > query; a gated head's weights times sigmoid(x_i . w_h), per query and head
+            weights = rule.weights(scores, mask, logit, lambda: torch.einsum("bld,hd->bhl", a_in, self.W_G[layer]))
             heads_out = (weights @ v) @ self.W_O[layer]  # (batch, heads, query, d)
             out = heads_out.sum(dim=1)  # the heads' outputs add up
             h = h + out if self.residual else out

@@ -13,6 +13,10 @@ here (the engine's results do not depend on the thread count; ``tests/test_paral
 checks it).
 
 On a GPU, or with one worker, the groups are trained one after the other in this process.
+
+Two kinds of job take this path, each through its trainer (:data:`TRAINERS`, the one hook):
+the trigger-task models (``"train_seeds"``: a group of seeds trained as one stack by the
+engine) and the language models (``"gpt"``: :func:`attnsink.lm.train_gpt`, one GPT per seed).
 """
 
 from __future__ import annotations
@@ -27,9 +31,9 @@ from pathlib import Path
 import torch
 
 from ._checks import check_int
-from .cache import MissingResultsError, cache_lookup, store_seed, train_missing
+from .cache import MissingResultsError, base_config, entry_meta, load, store
 from .engine import train_seeds
-from .task import TriggerTask
+from .lm import load_gpt, task_config, train_gpt
 from .train import TrainResult, resolve_device
 
 WORKERS_ENV = "ATTNSINK_WORKERS"
@@ -37,12 +41,96 @@ WORKERS_ENV = "ATTNSINK_WORKERS"
 
 @dataclass(frozen=True)
 class Job:
-    """One training call: ``seeds`` of one model shape on ``task``; ``options`` are
-    :func:`attnsink.engine.train_seeds`' keyword arguments (``attention``, ``steps``, ``lr``, ...)."""
+    """One training call: ``seeds`` of one model on ``task``, trained by the trainer ``kind``
+    (:data:`TRAINERS`). For ``"train_seeds"`` (the default), ``task`` is a
+    :class:`~attnsink.task.TriggerTask` and ``options`` are
+    :func:`attnsink.engine.train_seeds`' keyword arguments (``attention``, ``steps``, ``lr``, ...);
+    for ``"gpt"``, ``task`` is a language of :mod:`attnsink.lm` and ``options`` hold ``arch``
+    (:class:`~attnsink.lm.GPT`'s arguments but the seed) and ``recipe``
+    (:func:`~attnsink.lm.train_lm`'s)."""
 
-    task: TriggerTask
+    task: object
     seeds: tuple[int, ...]
     options: dict = field(default_factory=dict)
+    kind: str = "train_seeds"
+
+
+@dataclass(frozen=True)
+class Trainer:
+    """How one kind of job is keyed, trained and read back: ``configs(task, seeds, options)``
+    gives the options with their defaults filled in and the results-cache config of each seed;
+    ``train(task, seeds, device, options, progress)`` trains the seeds (here or in a worker
+    process) and returns one payload per seed (plain tensors, picklable); ``result(options,
+    seed, payload, device)`` makes the result the experiment gets; ``cost(task, n_seeds,
+    options)`` guesses the training time, to start the longest jobs first."""
+
+    configs: Callable
+    train: Callable
+    result: Callable
+    cost: Callable
+
+
+def _seed_configs(task, seeds, options) -> tuple[dict, list[dict]]:
+    base, options = base_config(task, options)
+    return options, [{**base, "seed": s} for s in seeds]
+
+
+def _train_seed_payloads(task, seeds, device: str, options: dict, progress: bool = False) -> list[dict]:
+    trained = train_seeds(task, list(seeds), device=torch.device(device), progress=progress, **options)
+    return [r.to_payload() for r in trained]
+
+
+def _seeds_cost(task, n_seeds: int, o: dict) -> float:
+    """seeds x step cap x layers x heads x the size of one head's (query, key) and (key, d) work."""
+    return n_seeds * o["steps"] * o.get("n_layers", 1) * o.get("n_heads", 1) * task.seq_len * (task.seq_len + task.d_model)
+
+
+def gpt_config(task, arch: dict, recipe: dict, seed: int) -> dict:
+    """The results-cache config of one GPT: its task, shape, rule, recipe and seed."""
+    return {"kind": "gpt", **task_config(task), **arch, **recipe, "seed": seed}
+
+
+def _gpt_configs(task, seeds, options) -> tuple[dict, list[dict]]:
+    unknown = set(options) - {"arch", "recipe"}
+    if unknown or not {"arch", "recipe"} <= set(options):
+        raise ValueError(f"a gpt job's options must be exactly arch and recipe, got {sorted(options)}")
+    return options, [gpt_config(task, options["arch"], options["recipe"], s) for s in seeds]
+
+
+def _train_gpt_payloads(task, seeds, device: str, options: dict, progress: bool = False) -> list[dict]:
+    return [train_gpt(task, options["arch"], options["recipe"], s, device, progress) for s in seeds]
+
+
+def _gpt_cost(task, n_seeds: int, o: dict) -> float:
+    a = o["arch"]
+    return n_seeds * o["recipe"]["steps"] * a["n_layers"] * a["d_model"] ** 2 * task.seq_len
+
+
+TRAINERS = {
+    "train_seeds": Trainer(
+        _seed_configs, _train_seed_payloads, lambda options, seed, payload, device: TrainResult.from_payload(payload),
+        _seeds_cost,
+    ),
+    "gpt": Trainer(
+        _gpt_configs,
+        _train_gpt_payloads,
+        lambda options, seed, payload, device: load_gpt(options["arch"], seed, payload, device),
+        _gpt_cost,
+    ),
+}
+"""The trainer of each kind of :class:`Job`."""
+
+
+def trainer(job: Job) -> Trainer:
+    """The trainer of ``job``'s kind; ``ValueError`` for an unknown kind."""
+    if job.kind not in TRAINERS:
+        raise ValueError(f"a job's kind must be one of {sorted(TRAINERS)}, got {job.kind!r}")
+    return TRAINERS[job.kind]
+
+
+def job_configs(job: Job) -> list[dict]:
+    """The results-cache configs of ``job``'s models, one per seed."""
+    return trainer(job).configs(job.task, job.seeds, job.options)[1]
 
 
 def resolve_workers(workers: int | None, device: torch.device) -> int:
@@ -63,13 +151,6 @@ def resolve_workers(workers: int | None, device: torch.device) -> int:
     return (os.cpu_count() or 1) if device.type == "cpu" else 1
 
 
-def _cost(job: Job, seeds: int) -> float:
-    """A rough guess of a group's training time, to start the longest groups first: seeds x
-    step cap x layers x heads x the size of one head's (query, key) and (key, d) work."""
-    o, t = job.options, job.task
-    return seeds * o["steps"] * o.get("n_layers", 1) * o.get("n_heads", 1) * t.seq_len * (t.seq_len + t.d_model)
-
-
 def _parse_device(device: torch.device | str) -> torch.device:
     try:
         return torch.device(device)
@@ -81,10 +162,9 @@ def _init_worker(threads: int) -> None:
     torch.set_num_threads(threads)
 
 
-def _train_payloads(task: TriggerTask, seeds: list[int], device: str, options: dict) -> list[dict]:
-    """In a worker: train one group, return its results as plain tensors (picklable)."""
-    trained = train_seeds(task, seeds, device=torch.device(device), progress=False, **options)  # no bar per worker
-    return [r.to_payload() for r in trained]
+def _train_job(kind: str, task, seeds: list[int], device: str, options: dict) -> list[dict]:
+    """In a worker: train one job's missing seeds, return their payloads (picklable)."""
+    return TRAINERS[kind].train(task, seeds, device, options, False)  # no bar per worker
 
 
 def in_processes(
@@ -130,8 +210,8 @@ def train_many(
     ray_options: dict | None = None,
     allow_training: bool = True,
 ) -> list[list[TrainResult]]:
-    """Every job's results (one :class:`~attnsink.train.TrainResult` per seed, in the job's
-    order), through the results cache: what is cached is read, what is missing is trained,
+    """Every job's results (one per seed, in the job's order: a
+    :class:`~attnsink.train.TrainResult`, or a GPT and its history), through the results cache: what is cached is read, what is missing is trained,
     and stored here as each group finishes. ``progress`` shows one bar of groups done and left.
 
     ``backend="local"`` trains up to ``workers`` groups at once in processes on this machine
@@ -158,34 +238,46 @@ def train_many(
             raise ValueError("ray_options is only for backend='ray'")
         dev = resolve_device(device)
     n_workers = resolve_workers(workers, dev) if backend == "local" else len(jobs)
-    lookups = [cache_lookup(job.task, list(job.seeds), cache_dir=cache_dir, device=dev, **job.options) for job in jobs]
-    todo = [i for i, (_, _, missing) in enumerate(lookups) if missing]
+    lookups = [_lookup(job, cache_dir) for job in jobs]
+    todo = [i for i, (_, _, _, missing) in enumerate(lookups) if missing]
     if todo and not allow_training:
-        n_missing = sum(len(lookups[i][2]) for i in todo)
+        n_missing = sum(len(lookups[i][3]) for i in todo)
         raise MissingResultsError(f"{n_missing} of {sum(len(j.seeds) for j in jobs)} models")
-    todo.sort(key=lambda i: -_cost(jobs[i], len(lookups[i][2])))  # the longest first, so no worker idles at the end
-    n_workers = min(n_workers, len(todo))
-    if not todo:  # everything was in the cache: no process, no cluster
-        return [[found[s] for s in job.seeds] for job, (_, found, _) in zip(jobs, lookups)]
-    if backend == "local" and n_workers <= 1:  # one after the other, here, with the engine's own progress bars
-        for i in todo:
-            train_missing(jobs[i].task, lookups[i], cache_dir=cache_dir, device=dev, progress=progress)
-        return [[found[s] for s in job.seeds] for job, (_, found, _) in zip(jobs, lookups)]
+    # the longest first, so no worker idles at the end
+    todo.sort(key=lambda i: -trainer(jobs[i]).cost(jobs[i].task, len(lookups[i][3]), lookups[i][0]))
 
     def keep(k: int, payloads: list[dict]) -> None:
-        base, found, _ = lookups[todo[k]]
-        for payload in payloads:
-            result = TrainResult.from_payload(payload)
-            found[result.seed] = result
-            store_seed(cache_dir, base, result)
+        i = todo[k]
+        _, configs, found, missing = lookups[i]
+        for seed, payload in zip(missing, payloads):
+            found[seed] = payload
+            if cache_dir is not None:
+                store(cache_dir, configs[jobs[i].seeds.index(seed)], payload, entry_meta(dev))
 
-    calls = [(jobs[i].task, lookups[i][2], dev.type, lookups[i][0]["options"]) for i in todo]
-    if backend == "ray":
+    calls = [(jobs[i].kind, jobs[i].task, lookups[i][3], str(dev), lookups[i][0]) for i in todo]
+    n_workers = min(n_workers, len(todo))
+    if backend == "local" and n_workers <= 1:  # one after the other, here, with the trainers' own progress bars
+        for k, (kind, task, seeds, device, options) in enumerate(calls):
+            keep(k, TRAINERS[kind].train(task, seeds, device, options, progress))
+    elif backend == "ray":
         from .cluster import in_ray
 
-        in_ray(_train_payloads, calls, on_result=keep, progress=progress, desc="training groups", **ray_options)
+        in_ray(_train_job, calls, on_result=keep, progress=progress, desc="training groups", **ray_options)
     else:
-        in_processes(
-            _train_payloads, calls, workers=n_workers, on_result=keep, progress=progress, desc="training groups"
-        )
-    return [[found[s] for s in job.seeds] for job, (_, found, _) in zip(jobs, lookups)]
+        in_processes(_train_job, calls, workers=n_workers, on_result=keep, progress=progress, desc="training groups")
+    return [
+        [trainer(job).result(options, s, found[s], dev) for s in job.seeds]
+        for job, (options, _, found, _) in zip(jobs, lookups)
+    ]
+
+
+def _lookup(job: Job, cache_dir: str | Path | None) -> tuple[dict, list[dict], dict, list[int]]:
+    """``job``'s options (defaults filled in), its seeds' configs, the payloads of the seeds
+    already in the store or the cache, and the seeds missing."""
+    options, configs = trainer(job).configs(job.task, job.seeds, job.options)
+    found = {}
+    for seed, config in zip(job.seeds, configs):
+        payload = load(cache_dir, config)
+        if payload is not None:
+            found[seed] = payload
+    return options, configs, found, [s for s in job.seeds if s not in found]

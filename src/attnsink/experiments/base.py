@@ -19,9 +19,9 @@ from pathlib import Path
 import pandas as pd
 import torch
 
-from ..cache import MissingResultsError, seed_configs
+from ..cache import MissingResultsError
 from ..metrics import Evaluation, evaluate
-from ..parallel import Job, train_many
+from ..parallel import Job, job_configs, train_many
 from ..profiles import FIGURE_TRIGGER_POS, N_TEST, Settings, resolve_profile, resolve_training
 from ..task import TriggerTask
 from ..train import TrainResult
@@ -65,12 +65,13 @@ class Context:
             recipe["lr"] = lr
         return Job(task, tuple(range(self.settings.seeds)), {"attention": attention, **recipe, **arch})
 
-    def train_many(self, jobs: dict) -> dict[object, list[TrainResult]]:
-        """Every job of ``jobs`` (key -> :meth:`job`) trained through the cache, the missing
-        ones side by side (:func:`attnsink.parallel.train_many`); the results under the same keys."""
+    def train_many(self, jobs: dict) -> dict[object, list]:
+        """Every job of ``jobs`` (key -> :meth:`job`, or any :class:`~attnsink.parallel.Job`)
+        trained through the cache, the missing ones side by side
+        (:func:`attnsink.parallel.train_many`); the results under the same keys."""
         if self.plan is not None:
             for job in jobs.values():
-                self.plan.extend(seed_configs(job.task, list(job.seeds), **job.options))
+                self.plan.extend(job_configs(job))
             raise Planned
         try:
             trained = train_many(

@@ -31,7 +31,7 @@ def sink_over_training(runs: list[dict], *, eps: float | None = None) -> plt.Fig
     """Language models during training: the largest mean weight on token 0 among each layer's
     heads, against the step, one panel per (rule, learning rate), one line per layer and
     seed; the dotted line is ``Sink_1^eps``'s threshold (a head above it is a sink)."""
-    from ..lm import SINK_EPS
+    from ..metrics import SINK_EPS
 
     eps = SINK_EPS if eps is None else eps
     df = sink_history_frame(runs)

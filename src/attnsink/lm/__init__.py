@@ -1,0 +1,38 @@
+"""A small GPT trained by next-token prediction, for the bridge from the trigger task to
+language models (chapters 7 and 8), in four parts:
+
+* :mod:`attnsink.lm.data`: the languages: Bigram-Backcopy, a synthetic language with known
+  triggers (after Guo et al., 2024), and English text that ships with every Python;
+* :mod:`attnsink.lm.model`: the GPT (pre-LN blocks, any attention rule);
+* :mod:`attnsink.lm.metrics`: where the heads' weight goes (``Sink_1^eps``, the first token's
+  weight and share, the value norms), what they write, which are trigger-conditional;
+* :mod:`attnsink.lm.training`: AdamW on cross-entropy, and the trainer the experiments'
+  shared training path (:func:`attnsink.parallel.train_many`, the results cache) calls.
+"""
+
+from .data import BigramBackcopy, CharText, task_config, text_corpus, val_batch
+from .metrics import HEAD_KEYS, backcopy_metrics, conditional_heads, head_metrics, head_outputs, head_rows
+from .model import GPT, Block, lm_loss
+from .training import LMResult, load_gpt, param_groups, train_gpt, train_lm
+
+__all__ = [
+    "GPT",
+    "HEAD_KEYS",
+    "BigramBackcopy",
+    "Block",
+    "CharText",
+    "LMResult",
+    "backcopy_metrics",
+    "conditional_heads",
+    "head_metrics",
+    "head_outputs",
+    "head_rows",
+    "lm_loss",
+    "load_gpt",
+    "param_groups",
+    "task_config",
+    "text_corpus",
+    "train_gpt",
+    "train_lm",
+    "val_batch",
+]

@@ -1,0 +1,152 @@
+"""The languages the GPTs learn: Bigram-Backcopy, a synthetic language whose triggers are known
+(after Guo et al., 2024), and English text that ships with every Python (``pydoc_data.topics``).
+Used in chapters 7 and 8."""
+
+from __future__ import annotations
+
+from dataclasses import asdict, dataclass
+from functools import lru_cache
+
+import numpy as np
+import torch
+
+from .._checks import check_bool, check_int
+
+
+@dataclass(frozen=True)
+class BigramBackcopy:
+    """Sequences from a random bigram chain over ``vocab_size`` tokens, except that after
+    one of ``n_triggers`` trigger tokens the next token copies the token before the
+    trigger (Guo et al., 2024). The chain (Dirichlet(``alpha``) rows) and the triggers are
+    drawn from ``seed``; a sequence never starts with a trigger, so every trigger has a
+    token before it."""
+
+    vocab_size: int = 32
+    n_triggers: int = 3
+    seq_len: int = 64
+    alpha: float = 0.3
+    seed: int = 0
+    bos: bool = True
+
+    def __post_init__(self):
+        check_int("vocab_size", self.vocab_size, 4)
+        check_int("n_triggers", self.n_triggers, 1, self.vocab_size - 2)
+        check_int("seq_len", self.seq_len, 3)
+        check_int("seed", self.seed, 0)
+        check_bool("bos", self.bos)
+        if not (isinstance(self.alpha, (int, float)) and not isinstance(self.alpha, bool) and self.alpha > 0):
+            raise ValueError(f"alpha must be a number > 0, got {self.alpha!r}")
+
+    @property
+    def bos_id(self) -> int:
+        return self.vocab_size
+
+    def chain(self) -> tuple[np.ndarray, np.ndarray]:
+        """The transition matrix (vocab, vocab) and the sorted trigger tokens."""
+        rng = np.random.default_rng(self.seed)
+        P = rng.dirichlet(np.full(self.vocab_size, self.alpha), size=self.vocab_size)
+        triggers = np.sort(rng.choice(self.vocab_size, size=self.n_triggers, replace=False))
+        return P, triggers
+
+    def sample(self, n: int, seed: int) -> torch.Tensor:
+        """``n`` sequences of ``seq_len`` tokens (BOS first when ``bos``), as int64 (n, seq_len)."""
+        check_int("n", n, 1)
+        P, triggers = self.chain()
+        rng = np.random.default_rng([self.seed, seed])
+        is_trigger = np.zeros(self.vocab_size, dtype=bool)
+        is_trigger[triggers] = True
+        start = 1 if self.bos else 0
+        x = np.empty((n, self.seq_len), dtype=np.int64)
+        if self.bos:
+            x[:, 0] = self.bos_id
+        ordinary = np.flatnonzero(~is_trigger)
+        x[:, start] = rng.choice(ordinary, size=n)
+        cdf = np.cumsum(P, axis=1)
+        for t in range(start + 1, self.seq_len):
+            prev = x[:, t - 1]
+            drawn = (rng.random(n)[:, None] < cdf[prev]).argmax(axis=1)
+            copy = is_trigger[prev] & (t - 2 >= start)
+            x[:, t] = np.where(copy, x[:, t - 2], drawn)
+        return torch.from_numpy(x)
+
+    def trigger_targets(self, x: torch.Tensor) -> torch.Tensor:
+        """(n, seq_len - 1) bool: the next-token targets that are copies (the input token is a trigger)."""
+        _, triggers = self.chain()
+        inputs = x[:, :-1]
+        start = 1 if self.bos else 0
+        hit = torch.isin(inputs, torch.as_tensor(triggers, device=x.device))
+        hit[:, : start + 1] = False  # the first real token is never a trigger
+        return hit
+
+
+def text_corpus() -> str:
+    """The English text of ``pydoc_data.topics`` (CPython's help topics, about 465 KB), which
+    ships with every Python: no download."""
+    from pydoc_data.topics import topics
+
+    return "\n\n".join(topics[k] for k in sorted(topics))
+
+
+@lru_cache(maxsize=1)
+def _encoded_corpus() -> tuple[torch.Tensor, tuple[str, ...]]:
+    text = text_corpus()
+    chars = tuple(sorted(set(text)))
+    index = {c: i for i, c in enumerate(chars)}
+    return torch.tensor([index[c] for c in text], dtype=torch.int64), chars
+
+
+@dataclass(frozen=True)
+class CharText:
+    """A character-level language over ``text``: windows of ``seq_len`` tokens (BOS first
+    when ``bos``); the last ``val_fraction`` of the text is held out."""
+
+    seq_len: int = 64
+    bos: bool = True
+    val_fraction: float = 0.1
+
+    def __post_init__(self):
+        check_int("seq_len", self.seq_len, 3)
+        check_bool("bos", self.bos)
+        if not 0 < self.val_fraction < 1:
+            raise ValueError(f"val_fraction must be in (0, 1), got {self.val_fraction!r}")
+
+    def encoded(self) -> tuple[torch.Tensor, tuple[str, ...]]:
+        """The corpus as token ids, and the characters (id = index)."""
+        return _encoded_corpus()
+
+    @property
+    def vocab_size(self) -> int:
+        return len(self.encoded()[1])
+
+    @property
+    def bos_id(self) -> int:
+        return self.vocab_size
+
+    def sample(self, n: int, seed: int, *, split: str = "train") -> torch.Tensor:
+        """``n`` random windows of the ``split`` ('train' or 'val') part, as int64 (n, seq_len)."""
+        check_int("n", n, 1)
+        if split not in ("train", "val"):
+            raise ValueError(f"split must be 'train' or 'val', got {split!r}")
+        data, _ = self.encoded()
+        cut = int(len(data) * (1 - self.val_fraction))
+        part = data[:cut] if split == "train" else data[cut:]
+        width = self.seq_len - (1 if self.bos else 0)
+        g = torch.Generator().manual_seed(seed)
+        starts = torch.randint(0, len(part) - width, (n,), generator=g)
+        x = part[starts[:, None] + torch.arange(width)]
+        if self.bos:
+            x = torch.cat([torch.full((n, 1), self.bos_id), x], dim=1)
+        return x
+
+
+def task_config(task) -> dict:
+    """A task's fields with its type, for cache keys and JSON records."""
+    return {"task": type(task).__name__, **asdict(task)}
+
+
+def val_batch(task, n: int) -> torch.Tensor:
+    """The ``n`` fixed validation sequences of ``task``: held-out text windows for
+    :class:`CharText`, sequences from a seed the training batches never use otherwise."""
+    if isinstance(task, CharText):
+        return task.sample(n, seed=0, split="val")
+    return task.sample(n, seed=2**31 - 1)
