@@ -308,3 +308,26 @@ def test_first_share_counts_only_rows_that_carry_weight():
     for bad in (0, -1.0, True, "0.01"):
         with pytest.raises(ValueError, match="row_min"):
             first_share(w, row_min=bad)
+
+
+def test_the_text_is_the_carried_corpus_on_every_python(tmp_path, monkeypatch):
+    """Chapter 8's text is the file the library carries (CPython 3.11.7's help topics), never
+    the running Python's help topics, which differ from release to release."""
+    import gzip
+    import hashlib
+
+    from attnsink.lm import data
+
+    text = data.text_corpus()
+    assert hashlib.sha256(text.encode()).hexdigest() == data.CORPUS_SHA256
+    assert len(text) == 465_126 and len(set(text)) == 103 and CharText().vocab_size == 103
+    bad = tmp_path / "other.txt.gz"
+    bad.write_bytes(gzip.compress(text.encode()[:-1]))
+    monkeypatch.setattr(data, "CORPUS", bad)
+    data.text_corpus.cache_clear()
+    try:
+        with pytest.raises(RuntimeError, match="SHA-256"):
+            data.text_corpus()
+    finally:
+        monkeypatch.undo()
+        data.text_corpus.cache_clear()

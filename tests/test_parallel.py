@@ -101,10 +101,10 @@ def test_the_longest_groups_start_first(tmp_path, monkeypatch):
         def __init__(self, *args, **kwargs):
             pass
 
-        def submit(self, fn, task, seeds, device, options):
+        def submit(self, fn, kind, task, seeds, device, options):
             submitted.append((options["n_layers"], options["n_heads"]))
             future = Future()
-            future.set_result(fn(task, seeds, device, options))
+            future.set_result(fn(kind, task, seeds, device, options))
             return future
 
         def shutdown(self, **kwargs):

@@ -135,7 +135,7 @@ BACKCOPY = {  # AdamW at 3e-3, batches of 32 sequences; no stopping rule (stop_l
     "full": Settings(seeds=5, steps=5_000, lr=3e-3, batch_size=32, stop_linf=None),
 }
 
-# ---- language models: a character-level GPT on English text (pydoc_data, shipped with Python) ----
+# ---- language models: a character-level GPT on English text (CPython 3.11.7's help topics, in lm/corpus) ----
 TEXT_TASK = {"seq_len": 64}  # BOS and 63 characters
 TEXT_MODEL = {"d_model": 64, "n_layers": 4, "n_heads": 4}
 TEXT_RULES = ("softmax", "relu")

@@ -2,7 +2,7 @@
 language models (chapters 7 and 8), in four parts:
 
 * :mod:`attnsink.lm.data`: the languages: Bigram-Backcopy, a synthetic language with known
-  triggers (after Guo et al., 2024), and English text that ships with every Python;
+  triggers (after Guo et al., 2024), and English text (CPython 3.11.7's help topics, carried here);
 * :mod:`attnsink.lm.model`: the GPT (pre-LN blocks, any attention rule);
 * :mod:`attnsink.lm.metrics`: where the heads' weight goes (``Sink_1^eps``, the first token's
   weight and share, the value norms), what they write, which are trigger-conditional;

@@ -1,11 +1,15 @@
 """The languages the GPTs learn: Bigram-Backcopy, a synthetic language whose triggers are known
-(after Guo et al., 2024), and English text that ships with every Python (``pydoc_data.topics``).
+(after Guo et al., 2024), and English text: the help topics of CPython 3.11.7 (``pydoc_data.topics``),
+carried by the library so that every Python reads the same text.
 Used in chapters 7 and 8."""
 
 from __future__ import annotations
 
+import gzip
+import hashlib
 from dataclasses import asdict, dataclass
 from functools import lru_cache
+from pathlib import Path
 
 import numpy as np
 import torch
@@ -79,12 +83,21 @@ class BigramBackcopy:
         return hit
 
 
-def text_corpus() -> str:
-    """The English text of ``pydoc_data.topics`` (CPython's help topics, about 465 KB), which
-    ships with every Python: no download."""
-    from pydoc_data.topics import topics
+CORPUS = Path(__file__).parent / "corpus" / "pydoc_topics.txt.gz"
+CORPUS_SHA256 = "71f2ff5d99bdc1f9c48c5c2353ad138201c5ca1c377e0226857ef8fa89b8bcee"
+"""The checksum of the text: a model trained on another text is another model."""
 
-    return "\n\n".join(topics[k] for k in sorted(topics))
+
+@lru_cache(maxsize=1)
+def text_corpus() -> str:
+    """The English text of CPython 3.11.7's help topics (``pydoc_data.topics``, about 466 KB),
+    which the library carries (``lm/corpus/``, see its README): the help topics change from one
+    Python release to the next, so reading the running Python's would train another model on
+    every Python. ``RuntimeError`` if the file is not the text it should be."""
+    data = gzip.decompress(CORPUS.read_bytes())
+    if hashlib.sha256(data).hexdigest() != CORPUS_SHA256:
+        raise RuntimeError(f"{CORPUS} is not the book's text (its SHA-256 differs); restore it from the repository")
+    return data.decode("utf-8")
 
 
 @lru_cache(maxsize=1)
