@@ -7,7 +7,7 @@ lr 1e-3, Adam (0.9, 0.95)):
     through a DataLoader, one model, ``.item()`` on the loss every step for the stop check;
 (b) the library's fast path with one model (``attnsink.train_seeds`` with one seed);
 (c) the library's fast path, S seeds at once (``attnsink.train_seeds``), reported per model;
-(p) for reference, the library's plain loop (``attnsink.train``, the readable path).
+(p) for reference, the library's plain loop (``attnsink.training.train``, the readable path).
 
 Steps per second are measured over a fixed number of steps with the early stop off,
 (a), (b) and (c) in turn, ``--repeats`` times; each is the median of its repeats and each

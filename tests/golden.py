@@ -27,7 +27,7 @@ from attnsink.attention import ATTENTION_RULES
 from attnsink.cache import TRAINING_VERSIONS
 from attnsink.engine import train_seeds
 from attnsink.model import AttentionModel
-from attnsink.train import train
+from attnsink.training import train
 
 FILE = Path(__file__).with_name("golden_training.json")
 RTOL, ATOL = 1e-4, 1e-7

@@ -7,7 +7,7 @@ from torch.nn import functional as F
 from attnsink import AttentionModel, TriggerTask
 from attnsink.engine import train_seeds
 from attnsink.model import MLP_RATIO
-from attnsink.train import TrainResult
+from attnsink.training import TrainResult
 
 
 def batch(n=6):

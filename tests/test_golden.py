@@ -71,7 +71,7 @@ def test_a_refactor_keeps_the_numbers_and_a_changed_constant_does_not(tmp_path):
     lib = _copy_library(tmp_path)
     # a refactor: comments, a renamed local and a new option that defaults to the old behaviour
     _edit(lib / "engine.py", "def _train_stack(", "# the loop\ndef _train_stack(")
-    _edit(lib / "train.py", '    n = len(history["loss"])', '    count = len(history["loss"])\n    n = count')
+    _edit(lib / "training.py", '    n = len(history["loss"])', '    count = len(history["loss"])\n    n = count')
     _edit(
         lib / "lm" / "training.py",
         "    seed: int = 0,\n    progress: bool = False,\n) -> LMResult:",
@@ -82,7 +82,7 @@ def test_a_refactor_keeps_the_numbers_and_a_changed_constant_does_not(tmp_path):
         assert run.returncode == 0, run.stdout + run.stderr
         assert re.search(rf"{kind}: 0 numbers differ", run.stdout)
     # a changed constant of each kind's trainer
-    _edit(lib / "train.py", "BETAS = (0.9, 0.95)", "BETAS = (0.9, 0.96)")
+    _edit(lib / "training.py", "BETAS = (0.9, 0.95)", "BETAS = (0.9, 0.96)")
     run = _check(lib, "train_seeds")
     assert run.returncode == 1 and not re.search(r"train_seeds: 0 numbers", run.stdout), run.stdout
     _edit(lib / "lm" / "training.py", "BETAS = (0.9, 0.95)", "BETAS = (0.9, 0.96)")

@@ -165,7 +165,7 @@ def test_a_sample_of_stored_models_is_retrained_from_scratch(name, rule, seed):
     from attnsink.engine import train_seeds
     from attnsink.experiments.base import planned_configs
     from attnsink.metrics import evaluate
-    from attnsink.train import TrainResult
+    from attnsink.training import TrainResult
 
     (config,) = [c for c in planned_configs(name, "full") if c["attention"] == rule and c["seed"] == seed]
     entry = cache.load_entry(None, config, store_dir=cache.default_store_dir())

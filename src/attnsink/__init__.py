@@ -3,7 +3,7 @@
 Train the attention models of Ran-Milo (2026) on the trigger-conditional task, measure
 their sinks and draw the book's figures. Read it bottom up: :mod:`~attnsink.task` and
 :mod:`~attnsink.attention`, then :mod:`~attnsink.model` (the forward pass) and
-:mod:`~attnsink.train` (the training loop); :mod:`~attnsink.engine` is the fast path that
+:mod:`~attnsink.training` (the training loop); :mod:`~attnsink.engine` is the fast path that
 trains many seeds at once; :mod:`~attnsink.experiments` runs the chapters' experiments.
 
 The names below are imported from the lower layers when first used (so that
@@ -14,8 +14,6 @@ The names below are imported from the lower layers when first used (so that
 from __future__ import annotations
 
 import importlib
-import sys
-import types
 from importlib.metadata import PackageNotFoundError, version
 from typing import TYPE_CHECKING
 
@@ -28,12 +26,12 @@ _EXPORTS = {
     "ATTENTION_RULES": "attention",
     "AttentionModel": "model",
     "Batch": "task",
-    "NonFiniteLossError": "train",
-    "TrainResult": "train",
+    "NonFiniteLossError": "training",
+    "TrainResult": "training",
     "TriggerTask": "task",
     "evaluate": "metrics",
     "resolve_profile": "profiles",
-    "train": "train",
+    "train": "training",
     "train_seeds": "engine",
 }
 __all__ = [
@@ -56,7 +54,7 @@ if TYPE_CHECKING:
     from .model import AttentionModel
     from .profiles import resolve_profile
     from .task import Batch, TriggerTask
-    from .train import NonFiniteLossError, TrainResult, train
+    from .training import NonFiniteLossError, TrainResult, train
 
 
 def __getattr__(name: str):
@@ -69,16 +67,3 @@ def __getattr__(name: str):
 
 def __dir__():
     return sorted([*globals(), *_EXPORTS])
-
-
-class _Package(types.ModuleType):
-    """``attnsink.train`` is the function, as in ``from attnsink import train``, although a
-    submodule of that name exists: importing the submodule must not replace the function."""
-
-    def __setattr__(self, name, value):
-        if name in _EXPORTS and isinstance(value, types.ModuleType):
-            return  # the submodule stays reachable as sys.modules["attnsink.train"]
-        super().__setattr__(name, value)
-
-
-sys.modules[__name__].__class__ = _Package

@@ -157,7 +157,7 @@ def _device_and_workers(cmd: argparse.ArgumentParser, args):
     """The torch device of ``--device`` on this machine, with ``--workers`` / ``$ATTNSINK_WORKERS``
     checked against it (an error exits)."""
     from .parallel import resolve_workers
-    from .train import resolve_device
+    from .training import resolve_device
 
     try:
         device = resolve_device(args.device)

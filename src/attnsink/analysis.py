@@ -30,7 +30,7 @@ from .model import AttentionModel
 from .task import Batch, TriggerTask
 
 if TYPE_CHECKING:
-    from .train import TrainResult
+    from .training import TrainResult
 
 # ---- chapter 3: ReLU escapes ----
 

@@ -36,7 +36,7 @@ import torch
 from .engine import train_seeds
 from .model import ARCH_DEFAULTS
 from .task import TriggerTask
-from .train import TrainResult, resolve_device
+from .training import TrainResult, resolve_device
 
 CACHE_ENV = "ATTNSINK_CACHE_DIR"
 STORE_ENV = "ATTNSINK_STORE"

@@ -1,7 +1,7 @@
 """The fast path: many seeds trained as one stacked model. Used by every chapter that trains.
 
 It computes what :meth:`attnsink.model.AttentionModel.forward` and
-:func:`attnsink.train.train` compute, for ``S`` models of one shape at once, tuned for
+:func:`attnsink.training.train` compute, for ``S`` models of one shape at once, tuned for
 speed (``benchmarks/bench_train.py`` measures it; ``tests/test_engine.py`` checks that it
 agrees with the plain path):
 
@@ -36,7 +36,7 @@ from ._checks import check_int
 from .attention import bos_mass, causal_mask, get_rule
 from .model import GATE, LN_EPS, PARAM_NAMES, AttentionModel
 from .task import DATA_SEED_OFFSET, TriggerTask
-from .train import ADAM_EPS, BETAS, NonFiniteLossError, TrainResult, check_run, resolve_device
+from .training import ADAM_EPS, BETAS, NonFiniteLossError, TrainResult, check_run, resolve_device
 
 
 def _layer_norm(h: torch.Tensor, gain: torch.Tensor, bias: torch.Tensor) -> torch.Tensor:
@@ -336,11 +336,11 @@ def train_seeds(
 
     The models are ``AttentionModel(..., seed=s)`` with the given architecture, or ``models``
     (one per seed, sharing one config, updated in place) when you bring your own.
-    ``train_kwargs`` are those of :func:`attnsink.train.train` (``steps``, ``lr``,
+    ``train_kwargs`` are those of :func:`attnsink.training.train` (``steps``, ``lr``,
     ``batch_size``, ``stop_linf``, ``device``, ``progress``) and ``check_every``. Seed ``s``
     gives the same model as ``train(AttentionModel(..., seed=s), task, seed=s, ...)``, up to
     float rounding. Each model stops (freezes) on its own criterion; a non-finite loss in
-    any model raises :class:`~attnsink.train.NonFiniteLossError` for the whole stack.
+    any model raises :class:`~attnsink.training.NonFiniteLossError` for the whole stack.
     """
     if models is None:
         arch = {"attention": attention, "n_heads": n_heads, "n_layers": n_layers, "mlp": mlp, "layer_norm": layer_norm}

@@ -375,7 +375,7 @@ def head_bound_terms(
 
 def sink_timing(history: dict, *, sink: float = 0.9, loss_drop: float = 0.1) -> dict:
     """When the sink forms, against when the loss drops, read off a training history
-    (:attr:`attnsink.train.TrainResult.history`).
+    (:attr:`attnsink.training.TrainResult.history`).
 
     ``step_sink``: the first step at which some head's BOS mass at non-trigger rows reaches
     ``sink``; ``step_loss``: the first step at which the batch loss has fallen to

@@ -34,7 +34,7 @@ from ._checks import check_int
 from .cache import MissingResultsError, base_config, entry_meta, load, store
 from .engine import train_seeds
 from .lm import load_gpt, task_config, train_gpt
-from .train import TrainResult, resolve_device
+from .training import TrainResult, resolve_device
 
 WORKERS_ENV = "ATTNSINK_WORKERS"
 
@@ -211,7 +211,7 @@ def train_many(
     allow_training: bool = True,
 ) -> list[list[TrainResult]]:
     """Every job's results (one per seed, in the job's order: a
-    :class:`~attnsink.train.TrainResult`, or a GPT and its history), through the results cache: what is cached is read, what is missing is trained,
+    :class:`~attnsink.training.TrainResult`, or a GPT and its history), through the results cache: what is cached is read, what is missing is trained,
     and stored here as each group finishes. ``progress`` shows one bar of groups done and left.
 
     ``backend="local"`` trains up to ``workers`` groups at once in processes on this machine

@@ -24,7 +24,7 @@ from ..metrics import Evaluation, evaluate
 from ..parallel import Job, job_configs, train_many
 from ..profiles import FIGURE_TRIGGER_POS, N_TEST, Settings, resolve_profile, resolve_training
 from ..task import TriggerTask
-from ..train import TrainResult
+from ..training import TrainResult
 
 EXPERIMENTS: dict[str, Callable[..., ExperimentResult]] = {}
 """Every registered experiment by name: what ``python -m attnsink reproduce NAME`` runs."""
@@ -124,7 +124,7 @@ class ExperimentResult:
 
     ``runs`` has one record per trained model (:func:`run_record` plus the experiment's own
     fields) and is what the JSON holds; ``results`` maps a model key (the rule, or the rule
-    and shape) to one :class:`~attnsink.train.TrainResult` per seed; ``figure_attn`` holds
+    and shape) to one :class:`~attnsink.training.TrainResult` per seed; ``figure_attn`` holds
     the attention of seed 0 on test sequences with the trigger at position 7; ``task`` is the
     task every model learned (None when they learned several); ``meta`` holds what else the
     JSON records (the predictions of chapter 6, the sweep's points, ...).

@@ -16,7 +16,7 @@ from ..metrics import HEAD_KINDS, OFF_MASS, SINK_MASS
 from .style import PREDICTION_COLOURS, kind_colours
 
 if TYPE_CHECKING:
-    from ..train import TrainResult
+    from ..training import TrainResult
 
 
 def training_curves(results: dict[str, list[TrainResult]], *, stop_linf: float | None = None) -> plt.Figure:
