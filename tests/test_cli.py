@@ -171,7 +171,7 @@ def no_training(monkeypatch):
     def refuse(*args, **kwargs):
         raise AssertionError("training started")
 
-    for module, name in ((cache, "train_seeds"), (parallel, "train_seeds"), (parallel, "ProcessPoolExecutor")):
+    for module, name in ((cache, "train_seeds"), (parallel, "train_spec"), (parallel, "ProcessPoolExecutor")):
         monkeypatch.setattr(module, name, refuse)
 
 

@@ -8,15 +8,18 @@ import torch
 from attnsink import TriggerTask, cache, parallel
 from attnsink.cache import train_seeds_cached
 from attnsink.parallel import Job, resolve_workers, train_many
+from attnsink.spec import RunSpec
 
 RECIPE = {"steps": 40, "lr": 1e-2, "batch_size": 16, "stop_linf": None}
 JOBS = [
-    Job(TriggerTask(d_model=8, seq_len=8), (0, 1), {"attention": "softmax", **RECIPE}),
-    Job(TriggerTask(d_model=8, seq_len=8, bos=False), (0,), {"attention": "relu", **RECIPE}),
+    Job(RunSpec.from_options(TriggerTask(d_model=8, seq_len=8), {"attention": "softmax", **RECIPE}), (0, 1)),
+    Job(RunSpec.from_options(TriggerTask(d_model=8, seq_len=8, bos=False), {"attention": "relu", **RECIPE}), (0,)),
     Job(
-        TriggerTask(d_model=8, seq_len=8, residual=True),
+        RunSpec.from_options(
+            TriggerTask(d_model=8, seq_len=8, residual=True),
+            {"attention": "softmax", "n_layers": 2, "n_heads": 2, **RECIPE},
+        ),
         (1,),
-        {"attention": "softmax", "n_layers": 2, "n_heads": 2, **RECIPE},
     ),
 ]
 
@@ -47,7 +50,7 @@ def test_cached_groups_are_not_trained_again(tmp_path, monkeypatch):
         raise AssertionError("training started")
 
     monkeypatch.setattr(parallel, "ProcessPoolExecutor", refuse)
-    monkeypatch.setattr(parallel, "train_seeds", refuse)
+    monkeypatch.setattr(parallel, "train_spec", refuse)
     monkeypatch.setattr(cache, "train_seeds", refuse)
     again = train_many(JOBS[:2], cache_dir=tmp_path, device="cpu", workers=2)
     for a_runs, b_runs in zip(first, again):
@@ -63,7 +66,7 @@ def test_one_missing_group_trains_here_without_a_pool(tmp_path, monkeypatch):
 
 
 def test_an_error_in_a_worker_reaches_the_caller(tmp_path):
-    bad = Job(TriggerTask(d_model=8, seq_len=8), (0,), {"attention": "no_such_rule", **RECIPE})
+    bad = Job(RunSpec.from_options(TriggerTask(d_model=8, seq_len=8), {"attention": "no_such_rule", **RECIPE}), (0,))
     with pytest.raises(ValueError, match="no_such_rule"):
         train_many([JOBS[1], bad], cache_dir=tmp_path, device="cpu", workers=2)
     assert len(list(tmp_path.glob("*.pt"))) <= 1  # the good group may have finished and been kept
@@ -101,10 +104,10 @@ def test_the_longest_groups_start_first(tmp_path, monkeypatch):
         def __init__(self, *args, **kwargs):
             pass
 
-        def submit(self, fn, kind, task, seeds, device, options):
-            submitted.append((options["n_layers"], options["n_heads"]))
+        def submit(self, fn, spec, seeds, device):
+            submitted.append((spec.arch.n_layers, spec.arch.n_heads))
             future = Future()
-            future.set_result(fn(kind, task, seeds, device, options))
+            future.set_result(fn(spec, seeds, device))
             return future
 
         def shutdown(self, **kwargs):
@@ -113,7 +116,10 @@ def test_the_longest_groups_start_first(tmp_path, monkeypatch):
     monkeypatch.setattr(parallel, "ProcessPoolExecutor", InProcess)
     task = TriggerTask(d_model=8, seq_len=8, residual=True)
     shapes = [(1, 1), (2, 2), (1, 2)]
-    jobs = [Job(task, (0,), {"attention": "relu", "n_layers": a, "n_heads": b, **RECIPE}) for a, b in shapes]
+    jobs = [
+        Job(RunSpec.from_options(task, {"attention": "relu", "n_layers": a, "n_heads": b, **RECIPE}), (0,))
+        for a, b in shapes
+    ]
     out = train_many(jobs, cache_dir=tmp_path, device="cpu", workers=2)
     assert submitted == [(2, 2), (1, 2), (1, 1)]
     assert [r[0].model.config["n_layers"] for r in out] == [1, 2, 1]  # results in the jobs' order

@@ -192,12 +192,18 @@ class Rule:
             raise ValueError(f"attention {self.name!r} has no learned logit, got one")
         return self.fn(scores, mask, **kwargs)
 
-    def weights(self, scores: torch.Tensor, mask: torch.Tensor, logit: torch.Tensor | None, gate_logits) -> torch.Tensor:
+    def weights(
+        self, scores: torch.Tensor, mask: torch.Tensor, logit: torch.Tensor | None, gate_logits: torch.Tensor | None
+    ) -> torch.Tensor:
         """What a head applies to its values: the rule's weights, times the gate when the rule
-        is gated. ``gate_logits`` is a callable giving (..., heads, query) logits, called only
-        for a gated rule (so ungated models need no gate parameters)."""
+        is gated; ``gate_logits`` (..., heads, query) are the gate's logits, None for a rule
+        that is not gated (the model computes them only when :attr:`gated`)."""
         w = self(scores, mask, logit)
-        return self.gate(w, gate_logits()) if self.gated else w
+        if self.gated:
+            if gate_logits is None:
+                raise ValueError(f"attention {self.name!r} gates each head's output: pass its gate_logits")
+            return self.gate(w, gate_logits)
+        return w
 
     @staticmethod
     def gate(weights: torch.Tensor, gate_logits: torch.Tensor) -> torch.Tensor:

@@ -27,20 +27,18 @@ import platform
 import tempfile
 import warnings
 from collections.abc import Callable
-from dataclasses import asdict
 from pathlib import Path
 from typing import Any
 
 import torch
 
 from .engine import train_seeds
-from .model import ARCH_DEFAULTS
+from .spec import RunSpec
 from .task import TriggerTask
 from .training import TrainResult, resolve_device
 
 CACHE_ENV = "ATTNSINK_CACHE_DIR"
 STORE_ENV = "ATTNSINK_STORE"
-RECIPE_DEFAULTS = {"batch_size": 128, "stop_linf": 5e-3}  # train_seeds' defaults; steps and lr have none
 
 MAGIC = b"ATSNK001"  # format marker and version
 _DIGEST = 32  # bytes of a sha256 digest
@@ -271,15 +269,8 @@ def train_missing(
 def base_config(task: TriggerTask, options: dict) -> tuple[dict, dict]:
     """The config shared by the seeds of one :func:`~attnsink.engine.train_seeds` call (the
     key without the seed), and the call's options with their defaults filled in."""
-    known = {*ARCH_DEFAULTS, "steps", "lr", *RECIPE_DEFAULTS}
-    unknown = set(options) - known
-    if unknown:
-        raise ValueError(f"unknown training options {sorted(unknown)}; expected some of {sorted(known)}")
-    for name in ("steps", "lr"):
-        if name not in options:
-            raise ValueError(f"{name} must be given")
-    options = {**ARCH_DEFAULTS, **RECIPE_DEFAULTS, **options}
-    return {"kind": "train_seeds", "task": asdict(task), **options}, options
+    spec = RunSpec.from_options(task, options)
+    return spec.base_config(), spec.options()
 
 
 def seed_configs(task: TriggerTask, seeds: list[int], **options) -> list[dict]:

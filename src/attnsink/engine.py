@@ -27,6 +27,7 @@ import math
 import os
 import sys
 from concurrent.futures import ThreadPoolExecutor
+from dataclasses import asdict
 
 import numpy as np
 import torch
@@ -35,6 +36,7 @@ from tqdm import tqdm
 from ._checks import check_int
 from .attention import bos_mass, causal_mask, get_rule
 from .model import GATE, LN_EPS, PARAM_NAMES, AttentionModel
+from .spec import ARCH_FIELDS, PAPER_BATCH, PAPER_STOP, RunSpec
 from .task import DATA_SEED_OFFSET, TriggerTask
 from .training import ADAM_EPS, BETAS, NonFiniteLossError, TrainResult, check_run, resolve_device
 
@@ -92,9 +94,8 @@ def forward_stacked(
         scores = hq @ keys.transpose(-1, -2)  # (S, batch, heads, query, key)
         logit = params[rule.logit][:, layer, None] if rule.logit else None  # (S, 1, heads)
         # a gated head's weights times sigmoid(x_i . w_h): one gate per query and head, (S, batch, heads, seq)
-        weights = rule.weights(
-            scores, mask, logit, lambda: torch.einsum("sbld,shd->sbhl", a_in, params[GATE][:, layer])
-        )
+        gate = torch.einsum("sbld,shd->sbhl", a_in, params[GATE][:, layer]) if rule.gated else None
+        weights = rule.weights(scores, mask, logit, gate)
         # sum_k a_ik (x_k W_VO) = (sum_k a_ik x_k) W_VO: mix the inputs, then map once per head
         mixed = weights @ keys  # (S, batch, heads, query, d)
         if H > 1:
@@ -168,156 +169,219 @@ def _draw(task: TriggerTask, g: torch.Generator, trig: torch.Tensor, noise: torc
     torch.rand(noise.shape, generator=g, device=noise.device, out=noise)
 
 
-def _train_stack(
-    models: list[AttentionModel],
-    task: TriggerTask,
-    *,
-    seeds: list[int],
-    steps: int,
-    lr: float,
-    batch_size: int = 128,
-    stop_linf: float | None = 5e-3,
-    device: torch.device | str | None = None,
-    progress: bool = True,
-    check_every: int = 50,
-) -> list[TrainResult]:
-    """The engine's loop (:func:`train_seeds` calls it): train models of one config side by
-    side; model ``i`` sees the data stream of ``seeds[i]``.
+class _Stack:
+    """Every parameter of ``S`` models in one (S, n_params) tensor, with its Adam state: the
+    gradient comes back as one tensor and Adam is a dozen operations per step, not a dozen
+    per parameter."""
 
-    Each model stops (freezes) on its own criterion. The models are updated in place and
-    returned in their results, on the device they came from. A non-finite loss in any
-    model raises :class:`NonFiniteLossError` for the whole stack.
-    """
-    check_run(task, models, seeds, steps=steps, lr=lr, batch_size=batch_size, stop_linf=stop_linf)
-    check_int("check_every", check_every, 1)
-    dev = resolve_device(device)
-    cfg = models[0].config
-    S = len(models)
-    # every parameter of every model lives in one (S, n_params) tensor: the gradient comes
-    # back as one tensor and Adam is a dozen operations per step, not a dozen per parameter
-    shapes = {name: p.shape for name, p in models[0].named_parameters()}
-    flat = torch.stack([torch.cat([p.detach().flatten() for p in m.parameters()]) for m in models])
-    flat = flat.to(dev).requires_grad_()
-    adam_m, adam_v = torch.zeros_like(flat), torch.zeros_like(flat)
+    def __init__(self, models: list[AttentionModel], dev: torch.device):
+        self.shapes = {name: p.shape for name, p in models[0].named_parameters()}
+        flat = torch.stack([torch.cat([p.detach().flatten() for p in m.parameters()]) for m in models])
+        self.flat = flat.to(dev).requires_grad_()
+        self.m, self.v = torch.zeros_like(self.flat), torch.zeros_like(self.flat)
 
-    def unflatten(t: torch.Tensor) -> dict[str, torch.Tensor]:  # views (S, *shape) into t
-        views, start = {}, 0
-        for name, shape in shapes.items():
+    def views(self, t: torch.Tensor | None = None) -> dict[str, torch.Tensor]:
+        """Each parameter as a (S, *shape) view into ``t`` (default: the parameters)."""
+        t = self.flat if t is None else t
+        views, start, S = {}, 0, t.shape[0]
+        for name, shape in self.shapes.items():
             n = math.prod(shape)
             views[name] = t[:, start : start + n].view(S, *shape)
             start += n
         return views
 
-    gens = [torch.Generator(dev).manual_seed(s + DATA_SEED_OFFSET) for s in seeds]  # as task.training_batches
-    chunk = task.data_chunk(batch_size)
-    # steps whose batches are assembled at once: about 256k numbers (fewer operations per
-    # step for a few seeds, cache-sized tensors for many); a divisor of the chunk
-    per_step = S * batch_size * task.seq_len * task.d_model
-    group = max(k for k in range(1, chunk + 1) if chunk % k == 0 and (k == 1 or k * per_step <= 2**18))
-    stop = -math.inf if stop_linf is None else float(stop_linf)
+    @torch.no_grad()
+    def adam_step(self, g: torch.Tensor, t: int, lr: float, active: torch.Tensor) -> None:
+        """Adam's update number ``t`` with gradient ``g``, applied to the active seeds only."""
+        self.m.mul_(BETAS[0]).add_(g, alpha=1 - BETAS[0])
+        self.v.mul_(BETAS[1]).addcmul_(g, g, value=1 - BETAS[1])
+        m_hat = self.m / (1 - BETAS[0] ** t)
+        v_hat = self.v / (1 - BETAS[1] ** t)
+        self.flat.copy_(torch.where(active[:, None], self.flat - lr * m_hat / (v_hat.sqrt() + ADAM_EPS), self.flat))
 
+
+class _Batches:
+    """The seeds' training batches, step by step, drawn on the device a chunk at a time.
+
+    Seed ``i``'s batches are those of ``task.training_batches(batch_size, seed=seeds[i])``.
+    On the CPU a generator draws on one core, about 2 ns a number: a tenth of a 16-seed step.
+    So a background thread draws chunk k+1 while the steps of chunk k run (each generator
+    still draws in order, one chunk after the other, so the numbers are the same). On a GPU
+    the draws are asynchronous kernels already."""
+
+    def __init__(self, task: TriggerTask, seeds: list[int], batch_size: int, steps: int, dev: torch.device):
+        self.task, self.batch_size, self.steps = task, batch_size, steps
+        self.gens = [torch.Generator(dev).manual_seed(s + DATA_SEED_OFFSET) for s in seeds]  # as training_batches
+        self.chunk = task.data_chunk(batch_size)
+        # steps whose batches are assembled at once: about 256k numbers (fewer operations per
+        # step for a few seeds, cache-sized tensors for many); a divisor of the chunk
+        per_step = len(seeds) * batch_size * task.seq_len * task.d_model
+        self.group = max(
+            k for k in range(1, self.chunk + 1) if self.chunk % k == 0 and (k == 1 or k * per_step <= 2**18)
+        )
+        n_draw = self.chunk * batch_size
+        self.buffers = [  # two sets: the steps read one while the next chunk is drawn into the other
+            (
+                torch.empty(len(seeds), n_draw, dtype=torch.long, device=dev),
+                torch.empty(len(seeds), n_draw, task.n_noise_positions, task.n_noise, device=dev),
+            )
+            for _ in range(2)
+        ]
+        self.pool = ThreadPoolExecutor(1, thread_name_prefix="attnsink-draws") if dev.type == "cpu" else None
+        self.pending = None
+
+    def _draw_chunk(self, trig_buf: torch.Tensor, noise_buf: torch.Tensor) -> None:
+        for i, g in enumerate(self.gens):
+            _draw(self.task, g, trig_buf[i], noise_buf[i])
+
+    def at(self, step: int):
+        """Step ``step``'s batches (``x``, ``y``, ``is_nontrigger``), each (S, batch, ...); steps come in order."""
+        chunk, group, b = self.chunk, self.group, self.batch_size
+        if step % chunk == 0:
+            self.trig, self.noise = self.buffers[(step // chunk) % 2]
+            if self.pending is None:
+                self._draw_chunk(self.trig, self.noise)
+            else:
+                self.pending.result()
+                self.pending = None
+            if self.pool is not None and step + chunk < self.steps:
+                self.pending = self.pool.submit(self._draw_chunk, *self.buffers[(step // chunk + 1) % 2])
+        if step % group == 0:  # assemble the batches of the next `group` steps at once
+            rows = slice((step % chunk) * b, (step % chunk + group) * b)
+            content = self.noise[:, rows].mul(2.0).sub_(1.0)  # 2 u - 1, as task.build computes it
+            self.assembled = self.task._assemble(self.trig[:, rows], content)  # (S, group * batch, ...)
+        rows = slice((step % group) * b, (step % group + 1) * b)
+        a = self.assembled
+        return a.x[:, rows], a.y[:, rows], a.is_nontrigger[:, rows]
+
+    def close(self) -> None:
+        if self.pool is not None:
+            self.pool.shutdown(cancel_futures=True)  # waits for a chunk being drawn
+
+
+class _History:
+    """What each seed's training records at every step, kept on the device: the batch's loss,
+    its largest absolute error and each head's BOS mass at non-trigger positions."""
+
+    def __init__(self, steps: int, S: int, n_layers: int, n_heads: int, dev: torch.device):
+        self.loss = torch.full((steps, S), math.nan, device=dev)
+        self.linf = torch.full((steps, S), math.nan, device=dev)
+        self.bos = torch.full((steps, S, n_layers, n_heads), math.nan, device=dev)
+        self.checked = 0  # steps whose losses have been checked for non-finite values
+
+    def first_non_finite(self, step: int) -> tuple[int, int] | None:
+        """(step, seed index) of the first non-finite loss since the last check, up to ``step``."""
+        bad = ~torch.isfinite(self.loss[self.checked : step + 1])
+        found = None
+        if bad.any():
+            first, s = torch.nonzero(bad)[0].tolist()
+            found = (self.checked + first, s)
+        self.checked = step + 1
+        return found
+
+    def of(self, i: int, n: int) -> dict[str, np.ndarray]:
+        """Seed ``i``'s first ``n`` entries."""
+        return {
+            "step": np.arange(n),
+            "loss": self.loss[:n, i].cpu().numpy(),
+            "linf": self.linf[:n, i].cpu().numpy(),
+            "bos_mass": self.bos[:n, i].cpu().numpy(),
+        }
+
+
+def _train_stack(
+    models: list[AttentionModel],
+    spec: RunSpec,
+    seeds: list[int],
+    *,
+    device: torch.device | str | None = None,
+    progress: bool = True,
+    check_every: int = 50,
+) -> list[TrainResult]:
+    """The engine's loop (:func:`train_spec` calls it): train models of one config side by
+    side with ``spec``'s recipe; model ``i`` sees the data stream of ``seeds[i]``.
+
+    Each model stops (freezes) on its own criterion. The models are updated in place and
+    returned in their results, on the device they came from. A non-finite loss in any
+    model raises :class:`NonFiniteLossError` for the whole stack.
+    """
+    task, recipe = spec.task, spec.recipe
+    check_run(task, models, seeds, **asdict(recipe))
+    check_int("check_every", check_every, 1)
+    dev = resolve_device(device)
+    cfg, S, steps = models[0].config, len(models), recipe.steps
+    stack = _Stack(models, dev)
+    batches = _Batches(task, seeds, recipe.batch_size, steps, dev)
+    history = _History(steps, S, cfg["n_layers"], cfg["n_heads"], dev)
+    stop = -math.inf if recipe.stop_linf is None else float(recipe.stop_linf)
     active = torch.ones(S, dtype=torch.bool, device=dev)
     updates = torch.zeros(S, dtype=torch.long, device=dev)  # updates applied to each seed
-    hist_loss = torch.full((steps, S), math.nan, device=dev)
-    hist_linf = torch.full((steps, S), math.nan, device=dev)
-    hist_bos = torch.full((steps, S, cfg["n_layers"], cfg["n_heads"]), math.nan, device=dev)
-
     bar = tqdm(total=steps, disable=not progress, desc=f"{cfg['attention']} x{S}", leave=False)
-    last = steps - 1
-    n_draw = chunk * batch_size
-    buffers = [  # two sets: the steps read one while the next chunk is drawn into the other
-        (
-            torch.empty(S, n_draw, dtype=torch.long, device=dev),
-            torch.empty(S, n_draw, task.n_noise_positions, task.n_noise, device=dev),
-        )
-        for _ in range(2)
-    ]
-
-    def draw_chunk(trig_buf: torch.Tensor, noise_buf: torch.Tensor) -> None:
-        for i, g in enumerate(gens):
-            _draw(task, g, trig_buf[i], noise_buf[i])
-
-    # On the CPU a generator draws on one core, about 2 ns a number: a tenth of a 16-seed
-    # step. So a background thread draws chunk k+1 while the steps of chunk k run (each
-    # generator still draws in order, one chunk after the other, so the numbers are the
-    # same). On a GPU the draws are asynchronous kernels already.
-    pool = ThreadPoolExecutor(1, thread_name_prefix="attnsink-draws") if dev.type == "cpu" else None
-    pending = None
-    checked = 0  # steps whose losses have been checked for non-finite values
     if dev.type == "cpu":
         keep_freed_memory()
     try:
         for step in range(steps):
-            if step % chunk == 0:
-                trig_buf, noise_buf = buffers[(step // chunk) % 2]
-                if pending is None:
-                    draw_chunk(trig_buf, noise_buf)
-                else:
-                    pending.result()
-                    pending = None
-                if pool is not None and step + chunk < steps:
-                    pending = pool.submit(draw_chunk, *buffers[(step // chunk + 1) % 2])
-            if step % group == 0:  # assemble the batches of the next `group` steps at once
-                rows = slice((step % chunk) * batch_size, (step % chunk + group) * batch_size)
-                content = noise_buf[:, rows].mul(2.0).sub_(1.0)  # 2 u - 1, as task.build computes it
-                batches = task._assemble(trig_buf[:, rows], content)  # (S, group * batch, ...)
-            rows = slice((step % group) * batch_size, (step % group + 1) * batch_size)
-            x, y, mask = batches.x[:, rows], batches.y[:, rows], batches.is_nontrigger[:, rows]
-
-            y_hat, attn = forward_stacked(unflatten(flat), x, attention=cfg["attention"], residual=cfg["residual"])
+            x, y, mask = batches.at(step)
+            y_hat, attn = forward_stacked(stack.views(), x, attention=cfg["attention"], residual=cfg["residual"])
             loss, err = _SquaredError.apply(y_hat, y)  # (S,) and (S, batch, seq, d)
             linf = err.abs().amax(dim=(1, 2, 3))  # (torch.linalg.vector_norm with ord=inf is 15x slower here)
             with torch.no_grad():
                 # a non-finite loss freezes the seed too; the check below raises for it
                 active &= torch.isfinite(loss.detach()) & (linf >= stop)  # criterion met: freeze
-                hist_loss[step] = loss.detach()
-                hist_linf[step] = linf
-                hist_bos[step] = torch.stack([bos_mass(a, mask) for a in attn], dim=1)
-
-            (g,) = torch.autograd.grad(loss.sum(), flat)
-            with torch.no_grad():
-                t = step + 1  # every still-active seed has been updated at every step so far
-                adam_m.mul_(BETAS[0]).add_(g, alpha=1 - BETAS[0])
-                adam_v.mul_(BETAS[1]).addcmul_(g, g, value=1 - BETAS[1])
-                m_hat = adam_m / (1 - BETAS[0] ** t)
-                v_hat = adam_v / (1 - BETAS[1] ** t)
-                flat.copy_(torch.where(active[:, None], flat - lr * m_hat / (v_hat.sqrt() + ADAM_EPS), flat))
-                updates += active
-
-            if (step + 1) % check_every == 0 or step == last:
-                bar.update(step + 1 - checked)
-                bad = ~torch.isfinite(hist_loss[checked : step + 1])  # the steps since the last check
-                if bad.any():
-                    first, s = torch.nonzero(bad)[0].tolist()
+                history.loss[step] = loss.detach()
+                history.linf[step] = linf
+                history.bos[step] = torch.stack([bos_mass(a, mask) for a in attn], dim=1)
+            (g,) = torch.autograd.grad(loss.sum(), stack.flat)
+            stack.adam_step(g, step + 1, recipe.lr, active)  # every still-active seed was updated at every step so far
+            updates += active
+            if (step + 1) % check_every == 0 or step == steps - 1:
+                bar.update(step + 1 - history.checked)
+                bad = history.first_non_finite(step)
+                if bad is not None:
                     raise NonFiniteLossError(
-                        f"non-finite loss at step {checked + first} (seed {seeds[s]}) with "
-                        f"model {cfg}, task {task}, lr={lr}, batch_size={batch_size}"
+                        f"non-finite loss at step {bad[0]} (seed {seeds[bad[1]]}) with "
+                        f"model {cfg}, task {task}, lr={recipe.lr}, batch_size={recipe.batch_size}"
                     )
-                checked = step + 1
                 if not active.any():
                     break
     finally:
-        if pool is not None:
-            pool.shutdown(cancel_futures=True)  # waits for a chunk being drawn
+        batches.close()
         bar.close()
+    return _results(models, seeds, stack, updates.cpu().tolist(), (~active).cpu().tolist(), history)
 
-    n_updates = updates.cpu().tolist()
-    stopped = (~active).cpu().tolist()
+
+def _results(models, seeds, stack: _Stack, n_updates: list[int], stopped: list[bool], history: _History):
+    """The trained parameters copied back into ``models``, with each seed's steps and history."""
     results = []
-    trained = unflatten(flat.detach())
+    trained = stack.views(stack.flat.detach())
     for i, (m, seed) in enumerate(zip(models, seeds)):
         with torch.no_grad():
             for name, p in m.named_parameters():
                 p.copy_(trained[name][i].to(p.device))
         n_hist = n_updates[i] + 1 if stopped[i] else n_updates[i]
-        history = {
-            "step": np.arange(n_hist),
-            "loss": hist_loss[:n_hist, i].cpu().numpy(),
-            "linf": hist_linf[:n_hist, i].cpu().numpy(),
-            "bos_mass": hist_bos[:n_hist, i].cpu().numpy(),
-        }
-        results.append(TrainResult(m, seed, n_updates[i], stopped[i], history))
+        results.append(TrainResult(m, seed, n_updates[i], stopped[i], history.of(i, n_hist)))
     return results
+
+
+def train_spec(
+    spec: RunSpec,
+    seeds: list[int],
+    *,
+    models: list[AttentionModel] | None = None,
+    device: torch.device | str | None = None,
+    progress: bool = True,
+    check_every: int = 50,
+) -> list[TrainResult]:
+    """Train one model per seed of the run ``spec``, all together; model ``i`` sees the data
+    stream of ``seeds[i]``. The models are ``AttentionModel(..., seed=s)`` of ``spec``'s
+    architecture, or ``models`` (one per seed, of that architecture, updated in place).
+    Seed ``s`` gives the same model as the plain loop :func:`attnsink.training.train` with
+    ``seed=s``, up to float rounding. Each model stops (freezes) on its own criterion; a
+    non-finite loss in any model raises :class:`~attnsink.training.NonFiniteLossError` for
+    the whole stack."""
+    if models is None:
+        models = [AttentionModel.from_config(spec.model_config(), seed=s) for s in seeds]
+    return _train_stack(models, spec, list(seeds), device=device, progress=progress, check_every=check_every)
 
 
 def train_seeds(
@@ -330,20 +394,19 @@ def train_seeds(
     mlp: bool = False,
     layer_norm: bool = False,
     models: list[AttentionModel] | None = None,
-    **train_kwargs,
+    steps: int,
+    lr: float,
+    batch_size: int = PAPER_BATCH,
+    stop_linf: float | None = PAPER_STOP,
+    **run_kwargs,
 ) -> list[TrainResult]:
-    """Train one model per seed, all together; model ``i`` sees the data stream of ``seeds[i]``.
-
-    The models are ``AttentionModel(..., seed=s)`` with the given architecture, or ``models``
-    (one per seed, sharing one config, updated in place) when you bring your own.
-    ``train_kwargs`` are those of :func:`attnsink.training.train` (``steps``, ``lr``,
-    ``batch_size``, ``stop_linf``, ``device``, ``progress``) and ``check_every``. Seed ``s``
-    gives the same model as ``train(AttentionModel(..., seed=s), task, seed=s, ...)``, up to
-    float rounding. Each model stops (freezes) on its own criterion; a non-finite loss in
-    any model raises :class:`~attnsink.training.NonFiniteLossError` for the whole stack.
-    """
-    if models is None:
+    """:func:`train_spec` with the run spelled out as keywords: the architecture
+    (``attention``, ``n_heads``, ...; with ``models``, theirs) and the recipe (``steps``,
+    ``lr``, ``batch_size``, ``stop_linf``, as :func:`attnsink.training.train` takes them);
+    ``run_kwargs`` are ``device``, ``progress`` and ``check_every``."""
+    if models and isinstance(models[0], AttentionModel):  # anything else: train_spec's checks say what is wrong
+        arch = {k: v for k, v in models[0].config.items() if k in ARCH_FIELDS}
+    else:
         arch = {"attention": attention, "n_heads": n_heads, "n_layers": n_layers, "mlp": mlp, "layer_norm": layer_norm}
-        config = {"d_model": task.d_model, "residual": task.residual, **arch}
-        models = [AttentionModel.from_config(config, seed=s) for s in seeds]
-    return _train_stack(models, task, seeds=list(seeds), **train_kwargs)
+    recipe = {"steps": steps, "lr": lr, "batch_size": batch_size, "stop_linf": stop_linf}
+    return train_spec(RunSpec.from_options(task, {**arch, **recipe}), seeds, models=models, **run_kwargs)

@@ -19,18 +19,21 @@ writes the formulas. Training runs many seeds at once through the fast path of
 
 from __future__ import annotations
 
+from dataclasses import asdict
+
 import torch
 import torch.nn.functional as F
 from torch import nn
 
 from ._checks import check_bool, check_int, check_number
 from .attention import causal_mask, get_rule
+from .spec import Arch
 
 PARAM_NAMES = ("W_Q", "W_K", "W_V", "W_O")  # every model has these; a rule may add its logit ("sink") or "W_G"
 GATE = "W_G"  # a gated rule's gate: (n_layers, n_heads, d_model), gate logit x_i . w_h
 MLP_RATIO = 4  # hidden width of the optional MLP block, in units of d_model
 LN_EPS = 1e-5
-ARCH_DEFAULTS = {"n_heads": 1, "n_layers": 1, "attention": "softmax", "mlp": False, "layer_norm": False}
+ARCH_DEFAULTS = asdict(Arch())
 """The architecture options of :class:`AttentionModel` besides ``d_model`` and ``residual``,
 with their defaults (the paper's one-layer, one-head softmax model)."""
 
@@ -154,7 +157,8 @@ class AttentionModel(nn.Module):
             scores = q @ k.transpose(-1, -2)  # (batch, heads, query, key), no 1 / sqrt(d)
             logit = getattr(self, rule.logit)[layer] if rule.logit else None
             # zero where key > query; a gated head's weights times sigmoid(x_i . w_h), per query and head
-            weights = rule.weights(scores, mask, logit, lambda: torch.einsum("bld,hd->bhl", a_in, self.W_G[layer]))
+            gate = torch.einsum("bld,hd->bhl", a_in, self.W_G[layer]) if rule.gated else None
+            weights = rule.weights(scores, mask, logit, gate)
             heads_out = (weights @ v) @ self.W_O[layer]  # (batch, heads, query, d)
             out = heads_out.sum(dim=1)  # the heads' outputs add up
             h = h + out if self.residual else out

@@ -24,16 +24,17 @@ from __future__ import annotations
 import os
 from collections.abc import Callable, Sequence
 from concurrent.futures import ProcessPoolExecutor, as_completed
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from multiprocessing import get_context
 from pathlib import Path
 
 import torch
 
 from ._checks import check_int
-from .cache import MissingResultsError, base_config, entry_meta, load, store
-from .engine import train_seeds
-from .lm import load_gpt, task_config, train_gpt
+from .cache import MissingResultsError, entry_meta, load, store
+from .engine import train_spec
+from .lm import GPTSpec, load_gpt, train_gpt
+from .spec import RunSpec
 from .training import TrainResult, resolve_device
 
 WORKERS_ENV = "ATTNSINK_WORKERS"
@@ -41,96 +42,76 @@ WORKERS_ENV = "ATTNSINK_WORKERS"
 
 @dataclass(frozen=True)
 class Job:
-    """One training call: ``seeds`` of one model on ``task``, trained by the trainer ``kind``
-    (:data:`TRAINERS`). For ``"train_seeds"`` (the default), ``task`` is a
-    :class:`~attnsink.task.TriggerTask` and ``options`` are
-    :func:`attnsink.engine.train_seeds`' keyword arguments (``attention``, ``steps``, ``lr``, ...);
-    for ``"gpt"``, ``task`` is a language of :mod:`attnsink.lm` and ``options`` hold ``arch``
-    (:class:`~attnsink.lm.GPT`'s arguments but the seed) and ``recipe``
-    (:func:`~attnsink.lm.train_lm`'s)."""
+    """One training call: ``seeds`` of the run ``spec``, a :class:`~attnsink.spec.RunSpec` (a
+    trigger-task model; its seeds train as one stack) or a :class:`~attnsink.lm.GPTSpec` (a
+    language model; one GPT per seed). The spec's ``kind`` names its trainer (:data:`TRAINERS`)."""
 
-    task: object
+    spec: RunSpec | GPTSpec
     seeds: tuple[int, ...]
-    options: dict = field(default_factory=dict)
-    kind: str = "train_seeds"
+
+    @property
+    def task(self):
+        return self.spec.task
+
+    @property
+    def options(self) -> dict:
+        """The spec's training options (for a RunSpec, :func:`attnsink.engine.train_seeds`' keywords)."""
+        return self.spec.options()
 
 
 @dataclass(frozen=True)
 class Trainer:
-    """How one kind of job is keyed, trained and read back: ``configs(task, seeds, options)``
-    gives the options with their defaults filled in and the results-cache config of each seed;
-    ``train(task, seeds, device, options, progress)`` trains the seeds (here or in a worker
-    process) and returns one payload per seed (plain tensors, picklable); ``result(options,
-    seed, payload, device)`` makes the result the experiment gets; ``cost(task, n_seeds,
-    options)`` guesses the training time, to start the longest jobs first."""
+    """How one kind of job is trained and read back: ``train(spec, seeds, device, progress)``
+    trains the seeds (here or in a worker process) and returns one payload per seed (plain
+    tensors, picklable; what the results cache keeps under ``spec.config(seed)``);
+    ``result(spec, seed, payload, device)`` makes the result the experiment gets;
+    ``cost(spec, n_seeds)`` guesses the training time, to start the longest jobs first."""
 
-    configs: Callable
     train: Callable
     result: Callable
     cost: Callable
 
 
-def _seed_configs(task, seeds, options) -> tuple[dict, list[dict]]:
-    base, options = base_config(task, options)
-    return options, [{**base, "seed": s} for s in seeds]
-
-
-def _train_seed_payloads(task, seeds, device: str, options: dict, progress: bool = False) -> list[dict]:
-    trained = train_seeds(task, list(seeds), device=torch.device(device), progress=progress, **options)
+def _train_stack_payloads(spec: RunSpec, seeds: list[int], device: str, progress: bool = False) -> list[dict]:
+    trained = train_spec(spec, list(seeds), device=torch.device(device), progress=progress)
     return [r.to_payload() for r in trained]
 
 
-def _seeds_cost(task, n_seeds: int, o: dict) -> float:
+def _stack_cost(spec: RunSpec, n_seeds: int) -> float:
     """seeds x step cap x layers x heads x the size of one head's (query, key) and (key, d) work."""
-    return n_seeds * o["steps"] * o.get("n_layers", 1) * o.get("n_heads", 1) * task.seq_len * (task.seq_len + task.d_model)
+    t, a = spec.task, spec.arch
+    return n_seeds * spec.recipe.steps * a.n_layers * a.n_heads * t.seq_len * (t.seq_len + t.d_model)
 
 
-def gpt_config(task, arch: dict, recipe: dict, seed: int) -> dict:
-    """The results-cache config of one GPT: its task, shape, rule, recipe and seed."""
-    return {"kind": "gpt", **task_config(task), **arch, **recipe, "seed": seed}
+def _train_gpt_payloads(spec: GPTSpec, seeds: list[int], device: str, progress: bool = False) -> list[dict]:
+    return [train_gpt(spec, s, device, progress) for s in seeds]
 
 
-def _gpt_configs(task, seeds, options) -> tuple[dict, list[dict]]:
-    unknown = set(options) - {"arch", "recipe"}
-    if unknown or not {"arch", "recipe"} <= set(options):
-        raise ValueError(f"a gpt job's options must be exactly arch and recipe, got {sorted(options)}")
-    return options, [gpt_config(task, options["arch"], options["recipe"], s) for s in seeds]
-
-
-def _train_gpt_payloads(task, seeds, device: str, options: dict, progress: bool = False) -> list[dict]:
-    return [train_gpt(task, options["arch"], options["recipe"], s, device, progress) for s in seeds]
-
-
-def _gpt_cost(task, n_seeds: int, o: dict) -> float:
-    a = o["arch"]
-    return n_seeds * o["recipe"]["steps"] * a["n_layers"] * a["d_model"] ** 2 * task.seq_len
+def _gpt_cost(spec: GPTSpec, n_seeds: int) -> float:
+    a = spec.arch
+    return n_seeds * spec.recipe["steps"] * a["n_layers"] * a["d_model"] ** 2 * spec.task.seq_len
 
 
 TRAINERS = {
-    "train_seeds": Trainer(
-        _seed_configs, _train_seed_payloads, lambda options, seed, payload, device: TrainResult.from_payload(payload),
-        _seeds_cost,
+    RunSpec.kind: Trainer(
+        _train_stack_payloads, lambda spec, seed, payload, device: TrainResult.from_payload(payload), _stack_cost
     ),
-    "gpt": Trainer(
-        _gpt_configs,
-        _train_gpt_payloads,
-        lambda options, seed, payload, device: load_gpt(options["arch"], seed, payload, device),
-        _gpt_cost,
-    ),
+    GPTSpec.kind: Trainer(_train_gpt_payloads, load_gpt, _gpt_cost),
 }
-"""The trainer of each kind of :class:`Job`."""
+"""The trainer of each kind of :class:`Job`: the one hook between a job and its training."""
 
 
 def trainer(job: Job) -> Trainer:
-    """The trainer of ``job``'s kind; ``ValueError`` for an unknown kind."""
-    if job.kind not in TRAINERS:
-        raise ValueError(f"a job's kind must be one of {sorted(TRAINERS)}, got {job.kind!r}")
-    return TRAINERS[job.kind]
+    """The trainer of ``job``'s kind; ``ValueError`` for a spec of no known kind."""
+    kind = getattr(job.spec, "kind", None)
+    if kind not in TRAINERS:
+        raise ValueError(f"a job's spec must be a RunSpec or a GPTSpec, got {type(job.spec).__name__}")
+    return TRAINERS[kind]
 
 
 def job_configs(job: Job) -> list[dict]:
     """The results-cache configs of ``job``'s models, one per seed."""
-    return trainer(job).configs(job.task, job.seeds, job.options)[1]
+    return [job.spec.config(s) for s in job.seeds]
 
 
 def resolve_workers(workers: int | None, device: torch.device) -> int:
@@ -162,9 +143,9 @@ def _init_worker(threads: int) -> None:
     torch.set_num_threads(threads)
 
 
-def _train_job(kind: str, task, seeds: list[int], device: str, options: dict) -> list[dict]:
+def _train_job(spec, seeds: list[int], device: str) -> list[dict]:
     """In a worker: train one job's missing seeds, return their payloads (picklable)."""
-    return TRAINERS[kind].train(task, seeds, device, options, False)  # no bar per worker
+    return TRAINERS[spec.kind].train(spec, seeds, device, False)  # no bar per worker
 
 
 def in_processes(
@@ -211,8 +192,9 @@ def train_many(
     allow_training: bool = True,
 ) -> list[list[TrainResult]]:
     """Every job's results (one per seed, in the job's order: a
-    :class:`~attnsink.training.TrainResult`, or a GPT and its history), through the results cache: what is cached is read, what is missing is trained,
-    and stored here as each group finishes. ``progress`` shows one bar of groups done and left.
+    :class:`~attnsink.training.TrainResult`, or a GPT and its history), through the results
+    cache: what is cached is read, what is missing is trained, and stored here as each group
+    finishes. ``progress`` shows one bar of groups done and left.
 
     ``backend="local"`` trains up to ``workers`` groups at once in processes on this machine
     (see :func:`resolve_workers`); ``backend="ray"`` makes each group a Ray task
@@ -239,26 +221,28 @@ def train_many(
         dev = resolve_device(device)
     n_workers = resolve_workers(workers, dev) if backend == "local" else len(jobs)
     lookups = [_lookup(job, cache_dir) for job in jobs]
-    todo = [i for i, (_, _, _, missing) in enumerate(lookups) if missing]
+    todo = [i for i, (_, _, missing) in enumerate(lookups) if missing]
     if todo and not allow_training:
-        n_missing = sum(len(lookups[i][3]) for i in todo)
+        n_missing = sum(len(lookups[i][2]) for i in todo)
         raise MissingResultsError(f"{n_missing} of {sum(len(j.seeds) for j in jobs)} models")
     # the longest first, so no worker idles at the end
-    todo.sort(key=lambda i: -trainer(jobs[i]).cost(jobs[i].task, len(lookups[i][3]), lookups[i][0]))
+    todo.sort(key=lambda i: -trainer(jobs[i]).cost(jobs[i].spec, len(lookups[i][2])))
 
     def keep(k: int, payloads: list[dict]) -> None:
         i = todo[k]
-        _, configs, found, missing = lookups[i]
+        configs, found, missing = lookups[i]
         for seed, payload in zip(missing, payloads):
             found[seed] = payload
             if cache_dir is not None:
                 store(cache_dir, configs[jobs[i].seeds.index(seed)], payload, entry_meta(dev))
 
-    calls = [(jobs[i].kind, jobs[i].task, lookups[i][3], str(dev), lookups[i][0]) for i in todo]
+    calls = [(jobs[i].spec, lookups[i][2], str(dev)) for i in todo]
     n_workers = min(n_workers, len(todo))
-    if backend == "local" and n_workers <= 1:  # one after the other, here, with the trainers' own progress bars
-        for k, (kind, task, seeds, device, options) in enumerate(calls):
-            keep(k, TRAINERS[kind].train(task, seeds, device, options, progress))
+    if not todo:  # everything was in the store or the cache: no process, no cluster
+        pass
+    elif backend == "local" and n_workers <= 1:  # one after the other, here, with the trainers' own progress bars
+        for k, (spec, seeds, device) in enumerate(calls):
+            keep(k, TRAINERS[spec.kind].train(spec, seeds, device, progress))
     elif backend == "ray":
         from .cluster import in_ray
 
@@ -266,18 +250,18 @@ def train_many(
     else:
         in_processes(_train_job, calls, workers=n_workers, on_result=keep, progress=progress, desc="training groups")
     return [
-        [trainer(job).result(options, s, found[s], dev) for s in job.seeds]
-        for job, (options, _, found, _) in zip(jobs, lookups)
+        [trainer(job).result(job.spec, s, found[s], dev) for s in job.seeds]
+        for job, (_, found, _) in zip(jobs, lookups)
     ]
 
 
-def _lookup(job: Job, cache_dir: str | Path | None) -> tuple[dict, list[dict], dict, list[int]]:
-    """``job``'s options (defaults filled in), its seeds' configs, the payloads of the seeds
-    already in the store or the cache, and the seeds missing."""
-    options, configs = trainer(job).configs(job.task, job.seeds, job.options)
+def _lookup(job: Job, cache_dir: str | Path | None) -> tuple[list[dict], dict, list[int]]:
+    """``job``'s seeds' configs, the payloads of the seeds already in the store or the cache,
+    and the seeds missing."""
+    configs = job_configs(job)
     found = {}
     for seed, config in zip(job.seeds, configs):
         payload = load(cache_dir, config)
         if payload is not None:
             found[seed] = payload
-    return options, configs, found, [s for s in job.seeds if s not in found]
+    return configs, found, [s for s in job.seeds if s not in found]

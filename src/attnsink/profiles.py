@@ -14,6 +14,7 @@ import os
 from dataclasses import asdict, dataclass
 
 from ._checks import check_int
+from .spec import PAPER_BATCH, PAPER_LR, PAPER_STOP, Recipe
 
 PROFILE_ENV = "ATTNSINK_PROFILE"
 TRAIN_ENV = "ATTNSINK_TRAIN"
@@ -55,14 +56,14 @@ def resolve_training(train: bool | None, profile: str) -> bool:
 
 @dataclass(frozen=True)
 class Settings:
-    """A training recipe (the paper's: learning rate 1e-3, batch 128, stop when the batch's
-    largest error is below 5e-3) with a number of seeds and a step cap."""
+    """A training recipe (by default the paper's, :mod:`attnsink.spec`) with a number of seeds
+    and a step cap."""
 
     seeds: int
     steps: int
-    lr: float = 1e-3
-    batch_size: int = 128
-    stop_linf: float | None = 5e-3  # None: no stopping rule (the language models)
+    lr: float = PAPER_LR
+    batch_size: int = PAPER_BATCH
+    stop_linf: float | None = PAPER_STOP  # None: no stopping rule (the language models)
 
     def with_seeds(self, seeds: int | None) -> Settings:
         """These settings with ``seeds`` seeds (None keeps the profile's number)."""
@@ -71,9 +72,9 @@ class Settings:
         check_int("seeds", seeds, 1)
         return Settings(**{**asdict(self), "seeds": seeds})
 
-    def recipe(self) -> dict:
-        """The training arguments: ``steps``, ``lr``, ``batch_size`` and ``stop_linf``."""
-        return {k: v for k, v in asdict(self).items() if k != "seeds"}
+    def recipe(self) -> Recipe:
+        """The training recipe: ``steps``, ``lr``, ``batch_size`` and ``stop_linf``."""
+        return Recipe(self.steps, self.lr, self.batch_size, self.stop_linf)
 
 
 # ---- chapter 1: the paper's central experiment ----

@@ -17,6 +17,7 @@ import datetime
 import json
 import os
 import subprocess
+from dataclasses import asdict
 from pathlib import Path
 
 import pandas as pd
@@ -100,8 +101,8 @@ def save(name: str, profile: str, *, cache_dir, store_dir=None, run: dict, parti
     manifest = {
         "experiment": name,
         "profile": profile,
-        "training_versions": dict(TRAINING_VERSIONS),
-        "settings": _BODIES[name][1][profile].recipe() | {"seeds": _BODIES[name][1][profile].seeds},
+        "training_versions": {kind: TRAINING_VERSIONS[kind] for kind in sorted({c["kind"] for c in configs})},
+        "settings": asdict(_BODIES[name][1][profile].recipe()) | {"seeds": _BODIES[name][1][profile].seeds},
         "runs": runs,
         "models": models,
     }

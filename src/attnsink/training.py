@@ -18,6 +18,7 @@ from tqdm import tqdm
 from ._checks import check_int, check_number
 from .attention import bos_mass
 from .model import AttentionModel
+from .spec import PAPER_BATCH, PAPER_STOP
 from .task import TriggerTask
 
 BETAS = (0.9, 0.95)
@@ -109,9 +110,9 @@ def train(
     *,
     steps: int,
     lr: float,
-    batch_size: int = 128,
+    batch_size: int = PAPER_BATCH,
     seed: int = 0,
-    stop_linf: float | None = 5e-3,
+    stop_linf: float | None = PAPER_STOP,
     device: torch.device | str | None = None,
     progress: bool = True,
 ) -> TrainResult:

@@ -13,7 +13,7 @@ from __future__ import annotations
 import functools
 import inspect
 from collections.abc import Callable
-from dataclasses import asdict, dataclass, field
+from dataclasses import asdict, dataclass, field, replace
 from pathlib import Path
 
 import pandas as pd
@@ -23,6 +23,7 @@ from ..cache import MissingResultsError
 from ..metrics import Evaluation, evaluate
 from ..parallel import Job, job_configs, train_many
 from ..profiles import FIGURE_TRIGGER_POS, N_TEST, Settings, resolve_profile, resolve_training
+from ..spec import Arch, RunSpec
 from ..task import TriggerTask
 from ..training import TrainResult
 
@@ -58,12 +59,13 @@ class Context:
         )
 
     def job(self, task: TriggerTask, attention: str, *, lr: float | None = None, **arch) -> Job:
-        """Seeds ``0 .. settings.seeds - 1`` of one model shape with the profile's recipe;
-        ``lr`` overrides the recipe's learning rate, ``arch`` holds the shape (``n_layers``, ``mlp``, ...)."""
+        """Seeds ``0 .. settings.seeds - 1`` of one run: ``task``, the architecture (``attention``
+        and ``arch``: ``n_layers``, ``mlp``, ... as :class:`~attnsink.spec.Arch` names them) and
+        the profile's recipe, whose learning rate ``lr`` overrides."""
         recipe = self.settings.recipe()
         if lr is not None:
-            recipe["lr"] = lr
-        return Job(task, tuple(range(self.settings.seeds)), {"attention": attention, **recipe, **arch})
+            recipe = replace(recipe, lr=lr)
+        return Job(RunSpec(task, Arch(attention=attention, **arch), recipe), tuple(range(self.settings.seeds)))
 
     def train_many(self, jobs: dict) -> dict[object, list]:
         """Every job of ``jobs`` (key -> :meth:`job`, or any :class:`~attnsink.parallel.Job`)

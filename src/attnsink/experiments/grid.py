@@ -37,6 +37,7 @@ from ..attention import ATTENTION_RULES, CAPPED_PREFIX, get_rule
 from ..metrics import evaluate, sink_timing
 from ..parallel import Job, train_many
 from ..profiles import N_TEST, SWEEP, resolve_profile
+from ..spec import ARCH_FIELDS, PAPER_BATCH, PAPER_LR, PAPER_STOP, Arch, Recipe, RunSpec
 from ..task import TriggerTask
 from .base import run_record
 
@@ -77,8 +78,8 @@ DEFAULTS = {  # the paper's setting
     "d_model": 16,
     "n_layers": 1,
     "n_heads": 1,
-    "lr": 1e-3,
-    "batch_size": 128,
+    "lr": PAPER_LR,
+    "batch_size": PAPER_BATCH,
     "residual": False,
     "bos": True,
     "mlp": False,
@@ -102,7 +103,7 @@ class GridSpec:
     points: tuple[dict, ...]
     seeds: int = 1
     steps: int = 5_000
-    stop_linf: float | None = 5e-3
+    stop_linf: float | None = PAPER_STOP
     ray: dict = field(default_factory=dict)  # num_cpus, num_gpus, max_retries for the ray backend
 
     def jobs(self) -> list[Job]:
@@ -110,9 +111,9 @@ class GridSpec:
         out = []
         for p in self.points:
             task = TriggerTask(d_model=p["d_model"], seq_len=p["seq_len"], residual=p["residual"], bos=p["bos"])
-            options = {k: p[k] for k in ("attention", "n_layers", "n_heads", "mlp", "layer_norm", "lr", "batch_size")}
-            options.update(steps=self.steps, stop_linf=self.stop_linf)
-            out.append(Job(task, tuple(range(self.seeds)), options))
+            arch = Arch(**{k: p[k] for k in ARCH_FIELDS})
+            recipe = Recipe(steps=self.steps, lr=p["lr"], batch_size=p["batch_size"], stop_linf=self.stop_linf)
+            out.append(Job(RunSpec(task, arch, recipe), tuple(range(self.seeds))))
         return out
 
 
@@ -215,7 +216,7 @@ def load_spec(spec: str | Path | dict) -> GridSpec:
         points=tuple(points),
         seeds=spec.get("seeds", 1),
         steps=spec.get("steps", SWEEP[profile].steps),
-        stop_linf=spec.get("stop_linf", 5e-3),
+        stop_linf=spec.get("stop_linf", PAPER_STOP),
         ray={k: spec[k] for k in ("num_cpus", "num_gpus", "max_retries") if k in spec},
     )
 

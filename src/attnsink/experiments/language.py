@@ -4,7 +4,6 @@ rules that can switch a head off, on the Bigram-Backcopy language, whose trigger
 
 from __future__ import annotations
 
-
 from .. import lm
 from ..metrics import first_share
 from ..parallel import Job
@@ -43,10 +42,10 @@ def train_gpts(ctx: Context, runs: list[tuple], shape: dict) -> list[tuple[lm.GP
     in worker processes, one after the other on a GPU). Each comes with its training history."""
     jobs = {
         i: Job(
-            task,
+            lm.GPTSpec(
+                task, {"vocab_size": task.vocab_size, "seq_len": task.seq_len, **shape, "attention": rule}, recipe
+            ),
             (seed,),
-            {"arch": {"vocab_size": task.vocab_size, "seq_len": task.seq_len, **shape, "attention": rule}, "recipe": recipe},
-            kind="gpt",
         )
         for i, (task, rule, seed, recipe) in enumerate(runs)
     }

@@ -13,10 +13,11 @@ language models (chapters 7 and 8), in four parts:
 from .data import BigramBackcopy, CharText, task_config, text_corpus, val_batch
 from .metrics import HEAD_KEYS, backcopy_metrics, conditional_heads, head_metrics, head_outputs, head_rows
 from .model import GPT, Block, lm_loss
-from .training import LMResult, load_gpt, param_groups, train_gpt, train_lm
+from .training import GPTSpec, LMResult, load_gpt, param_groups, train_gpt, train_lm
 
 __all__ = [
     "GPT",
+    "GPTSpec",
     "HEAD_KEYS",
     "BigramBackcopy",
     "Block",

@@ -58,7 +58,8 @@ class Block(nn.Module):
         scores = q @ k.transpose(-1, -2) / math.sqrt(self.d_head)  # (B, heads, query, key)
         logit = getattr(self, self.rule.logit) if self.rule.logit else None
         # a gated head's weights times sigmoid(gate(x_i)), per query and head
-        w = self.rule.weights(scores, mask, logit, lambda: self.gate(a_in).transpose(1, 2))
+        gate = self.gate(a_in).transpose(1, 2) if self.rule.gated else None
+        w = self.rule.weights(scores, mask, logit, gate)
         o = (w @ v).transpose(1, 2).reshape(B, L, -1)
         h = h + self.out(o)
         h = h + self.mlp(self.ln2(h))

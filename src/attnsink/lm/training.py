@@ -15,7 +15,7 @@ import torch
 from torch import nn
 
 from .._checks import check_int
-from .data import val_batch
+from .data import task_config, val_batch
 from .metrics import device_of, head_metrics
 from .model import GPT, lm_loss
 
@@ -98,10 +98,44 @@ def train_lm(
     return LMResult(model, {k: np.asarray(v) for k, v in history.items()})
 
 
-def train_gpt(task, arch: dict, recipe: dict, seed: int, device: str, progress: bool = False) -> dict:
-    """Train one GPT of ``arch`` (:class:`GPT`'s arguments but ``seed``) on ``task`` with
-    ``recipe`` (:func:`train_lm`'s), here or in a worker process; its weights and history as
-    plain tensors (the results cache's payload).
+ARCH_KEYS = ("vocab_size", "seq_len", "d_model", "n_layers", "n_heads", "attention")
+RECIPE_KEYS = ("steps", "lr", "batch_size", "weight_decay", "every", "n_val")
+
+
+@dataclass(frozen=True)
+class GPTSpec:
+    """One training run of a GPT, but for its seed: the language ``task``, the shape ``arch``
+    (:class:`GPT`'s arguments but the seed: ``vocab_size``, ``seq_len``, ``d_model``,
+    ``n_layers``, ``n_heads``, ``attention``) and the ``recipe`` (:func:`train_lm`'s arguments
+    given, ``steps`` at least). Its :meth:`config` is the results cache's key; the arguments
+    not given are not in it, so an older entry stays found when a new option appears."""
+
+    task: object
+    arch: dict
+    recipe: dict
+
+    kind = "gpt"
+
+    def __post_init__(self):
+        missing = set(ARCH_KEYS) - set(self.arch)
+        unknown = (set(self.arch) - set(ARCH_KEYS)) | (set(self.recipe) - set(RECIPE_KEYS))
+        if missing or unknown or "steps" not in self.recipe:
+            raise ValueError(
+                f"a GPTSpec needs arch with exactly {list(ARCH_KEYS)} and a recipe of {list(RECIPE_KEYS)} "
+                f"with steps; got arch {sorted(self.arch)} and recipe {sorted(self.recipe)}"
+            )
+
+    def options(self) -> dict:
+        return {"arch": dict(self.arch), "recipe": dict(self.recipe)}
+
+    def config(self, seed: int) -> dict:
+        """The results-cache config of seed ``seed``: its task, shape, rule, recipe and seed."""
+        return {"kind": self.kind, **task_config(self.task), **self.arch, **self.recipe, "seed": seed}
+
+
+def train_gpt(spec: GPTSpec, seed: int, device: str, progress: bool = False) -> dict:
+    """Train seed ``seed`` of the run ``spec``, here or in a worker process; its weights and
+    history as plain tensors (the results cache's payload).
 
     On the CPU it trains with one thread wherever it runs: a GPT's matrix products sum in
     an order that depends on the thread count, and a few hundred steps of AdamW turn that
@@ -111,16 +145,16 @@ def train_gpt(task, arch: dict, recipe: dict, seed: int, device: str, progress: 
     if torch.device(device).type == "cpu":
         torch.set_num_threads(1)
     try:
-        model = GPT(**arch, seed=seed).to(device)
-        r = train_lm(model, task, **recipe, seed=seed, progress=progress)
+        model = GPT(**spec.arch, seed=seed).to(device)
+        r = train_lm(model, spec.task, **spec.recipe, seed=seed, progress=progress)
     finally:
         torch.set_num_threads(threads)
     state = {k: v.detach().cpu() for k, v in model.state_dict().items()}
     return {"state": state, "history": {k: torch.from_numpy(v) for k, v in r.history.items()}}
 
 
-def load_gpt(arch: dict, seed: int, payload: dict, device: torch.device | str = "cpu") -> tuple[GPT, dict]:
-    """A trained GPT and its history (numpy arrays) from :func:`train_gpt`'s payload."""
-    model = GPT(**arch, seed=seed)
+def load_gpt(spec: GPTSpec, seed: int, payload: dict, device: torch.device | str = "cpu") -> tuple[GPT, dict]:
+    """Seed ``seed``'s trained GPT and its history (numpy arrays), from :func:`train_gpt`'s payload."""
+    model = GPT(**spec.arch, seed=seed)
     model.load_state_dict(payload["state"])
     return model.to(device), {k: v.numpy() for k, v in payload["history"].items()}
