@@ -201,9 +201,7 @@ def test_head_outputs_are_each_heads_own_write_to_the_residual_stream():
         # each key's projected value: what this head writes with all its weight on that key
         assert torch.allclose(
             h["key_norm"][0][:, head],
-            (v[:, head] @ (block.out.weight * keep)[:, head * model.d_head : (head + 1) * model.d_head].T).norm(
-                dim=-1
-            ),
+            (v[:, head] @ (block.out.weight * keep)[:, head * model.d_head : (head + 1) * model.d_head].T).norm(dim=-1),
             atol=1e-5,
         )
     # a head's write is a weighted sum of its keys' projected values: at most the weighted sum of their norms

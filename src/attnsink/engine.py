@@ -144,10 +144,11 @@ def keep_freed_memory() -> bool:
     A training step allocates and frees tens of 2 MB tensors. By default glibc serves such
     blocks with fresh ``mmap`` calls or trims them off the heap when they are freed, so the
     next step touches new pages, and each page fault costs microseconds in a virtual machine:
-    1,400 faults per step, about 40% of a 16-seed step's forward and backward pass, on our
-    two-core test machine. With a 32 MiB mmap threshold and a 1 GiB trim threshold, freed
-    blocks stay in the heap and the faults vanish. The price: the process keeps the peak of
-    its heap (tens of MB here) until it exits. Called by :func:`train_seeds` on the CPU, once
+    a large share of a step's forward and backward pass on a small virtual CPU (the numbers are
+    on ``benchmarks/RESULTS.md``, "Why the engine is built as it is"). With a 32 MiB mmap
+    threshold and a 1 GiB trim threshold, freed blocks stay in the heap and the faults vanish.
+    The price: the process keeps the peak of its heap until it exits. Called by the engine's
+    loop on the CPU, once
     per process; returns whether the setting took (only with glibc on Linux). Set
     ``ATTNSINK_KEEP_FREED_MEMORY=0`` to leave malloc alone.
     """
@@ -204,7 +205,7 @@ class _Batches:
     """The seeds' training batches, step by step, drawn on the device a chunk at a time.
 
     Seed ``i``'s batches are those of ``task.training_batches(batch_size, seed=seeds[i])``.
-    On the CPU a generator draws on one core, about 2 ns a number: a tenth of a 16-seed step.
+    On the CPU a generator draws on one core, a noticeable share of a step for many seeds.
     So a background thread draws chunk k+1 while the steps of chunk k run (each generator
     still draws in order, one chunk after the other, so the numbers are the same). On a GPU
     the draws are asynchronous kernels already."""
@@ -324,7 +325,7 @@ def _train_stack(
             x, y, mask = batches.at(step)
             y_hat, attn = forward_stacked(stack.views(), x, attention=cfg["attention"], residual=cfg["residual"])
             loss, err = _SquaredError.apply(y_hat, y)  # (S,) and (S, batch, seq, d)
-            linf = err.abs().amax(dim=(1, 2, 3))  # (torch.linalg.vector_norm with ord=inf is 15x slower here)
+            linf = err.abs().amax(dim=(1, 2, 3))  # (faster than torch.linalg.vector_norm with ord=inf)
             with torch.no_grad():
                 # a non-finite loss freezes the seed too; the check below raises for it
                 active &= torch.isfinite(loss.detach()) & (linf >= stop)  # criterion met: freeze

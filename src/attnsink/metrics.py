@@ -1,4 +1,4 @@
-"""Sink metrics and task errors (DESIGN section 5), defined once. Used in every chapter.
+"""Sink metrics and task errors, defined once. Used in every chapter.
 
 Attention tensors have shape ``(*, batch, heads, query, key)`` with any leading dimensions
 (for example a stack of seeds); position masks have shape ``(*, batch, query)``. Per-head

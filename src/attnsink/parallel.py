@@ -2,11 +2,11 @@
 its own process, on the CPU's cores.
 
 A one-layer model of the paper's size is too small to keep two cores busy: on a two-core
-CPU, one training process with two threads runs only about 1.4 times as fast as with one
-thread. So an experiment with many independent groups (chapter 6's 18 rules and tasks, the
+CPU, one training process with two threads runs far less than twice as fast as with one
+thread (``benchmarks/RESULTS.md``). So an experiment with many independent groups (chapter 6's 18 rules and tasks, the
 sweeps' points) finishes sooner when two one-thread processes train two groups at a time.
 :func:`train_many` does that with the standard library's process pool; each worker trains
-its group with :func:`attnsink.engine.train_seeds` and sends the results back, and this
+its group with :func:`attnsink.engine.train_spec` and sends the results back, and this
 process stores them in the results cache as they arrive, so an interrupted run keeps every
 finished group. A model trained in a worker is the same, number for number, as one trained
 here (the engine's results do not depend on the thread count; ``tests/test_parallel.py``

@@ -153,7 +153,7 @@ class TriggerTask:
     def _assemble(self, trigger_pos: torch.Tensor, content: torch.Tensor) -> Batch:
         """:meth:`build` from the content coordinates themselves, ``2 * noise - 1``, which the
         trainer computes once per chunk of draws. Every step goes through here, so each line
-        is the cheapest of the ways we timed (at 16 seeds x 128 sequences: 0.4 ms, not 1.1)."""
+        is the cheapest of the ways we timed (benchmarks/RESULTS.md, "Why the engine is built as it is")."""
         L, n = self.seq_len, self.d_model
         lead = tuple(trigger_pos.shape)
         first = self.first_content
