@@ -9,19 +9,21 @@ LIB = Path(attnsink.__file__).parent
 
 # lower layers first; a module may import only modules of a strictly lower layer
 LAYERS = [
-    ["_checks"],
-    ["attention", "task"],
-    ["model", "lm"],
-    ["metrics", "theory", "construct", "train"],
-    ["engine"],
-    ["cache", "profiles"],
+    ["_checks", "prose"],
+    ["attention", "task", "lm.data"],
+    ["spec"],
+    ["model", "lm.model"],
+    ["metrics", "theory", "construct", "training"],
+    ["engine", "lm.metrics"],
+    ["lm.training"],
+    ["lm", "cache", "profiles"],
     ["cluster"],
     ["parallel"],
     ["analysis"],
     ["plots.style"],
     ["plots.maps", "plots.trigger", "plots.language", "plots.grid"],
     ["plots"],
-    ["experiments.base"],
+    ["experiments.base", "book"],
     [
         "experiments.one_head",
         "experiments.capped",
@@ -131,3 +133,37 @@ def test_package_exports_are_the_lazy_table():
         assert getattr(attnsink, name) is getattr(
             __import__(f"attnsink.{attnsink._EXPORTS[name]}", fromlist=[name]), name
         )
+
+
+def test_train_is_the_function_and_the_loop_lives_in_training():
+    """No module shares a name with an export: ``attnsink.train`` is the plain training loop,
+    the function, whatever has been imported before (it lives in ``attnsink.training``)."""
+    import importlib
+
+    importlib.import_module("attnsink.training")
+    from attnsink import train
+    from attnsink.training import train as loop
+
+    assert train is loop and callable(attnsink.train) and attnsink.train is loop
+    exported = set(attnsink.__all__)
+    assert not exported & {name for name in MODULES if "." not in name}, "an export shares a module's name"
+
+
+def test_no_function_is_longer_than_80_lines():
+    """A function that does not fit on a screen and a half is several functions."""
+    long = []
+    for name, path in MODULES.items():
+        for node in ast.walk(ast.parse(path.read_text())):
+            if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)):
+                n = node.end_lineno - node.lineno + 1
+                if n > 80:
+                    long.append(f"{name}.{node.name}: {n} lines")
+    assert not long, long
+
+
+def test_no_forward_pass_compares_rule_names():
+    """Each attention rule is one attention.Rule record; the forward passes ask it, not its name."""
+    for name in ("model", "engine", "lm.model"):
+        source = MODULES[name].read_text()
+        for rule in ("sink_logit", "gated", "softmax", "relu"):
+            assert f'== "{rule}"' not in source and f"== '{rule}'" not in source, (name, rule)

@@ -7,6 +7,7 @@ from fractions import Fraction
 
 import pytest
 
+from attnsink import TriggerTask
 from attnsink.construct import cancelling_layer, cancelling_layer_rows
 from attnsink.theory import cancellation_weight_floor, fewest_cancelling_heads
 
@@ -115,3 +116,50 @@ def test_bad_arguments():
         cancelling_layer(4, [1, 1, 2])
     with pytest.raises(ValueError, match="seq_len - 1"):
         cancelling_layer(4, [1, 2])
+
+
+def _nodes(L=16, C=2.0):
+    import numpy as np
+
+    return [
+        Fraction(C / 2 * (1 + np.cos(np.pi * (2 * k + 1) / (2 * (L - 1))))).limit_denominator(10**6)
+        for k in range(L - 1)
+    ]
+
+
+def test_the_tradeoff_trades_weight_for_error_and_never_needs_a_sink():
+    from attnsink.construct import cancelling_tradeoff
+
+    lams = [10.0**-k for k in range(0, 13, 2)]
+    path = cancelling_tradeoff(16, _nodes(), lams)
+    for p in path:  # every non-trigger row cancels: the weights sum to zero
+        assert abs(sum(p["alpha"])) <= 1e-9 * p["weight"]
+        assert p["weight"] == pytest.approx(sum(abs(a) for a in p["alpha"]))
+    # ridge: a smaller penalty buys a smaller residual with a larger (L2) weight
+    l2 = [sum(a * a for a in p["alpha"]) for p in path]
+    res = [sum(r * r for r in p["r"]) for p in path]
+    assert all(a < b for a, b in zip(l2, l2[1:])) and all(a > b for a, b in zip(res, res[1:]))
+    assert max(abs(r) for r in path[-1]["r"]) < 0.05 < max(abs(r) for r in path[0]["r"])
+    # the exact layer's weight is the end of the road: far beyond any point of the path
+    from attnsink.construct import cancelling_layer
+
+    assert float(sum(abs(a) for a in cancelling_layer(16, _nodes()))) > 1e6 * path[-1]["weight"]
+    with pytest.raises(ValueError, match="lams"):
+        cancelling_tradeoff(16, _nodes(), [0.0])
+    with pytest.raises(ValueError, match="c must"):
+        cancelling_tradeoff(16, _nodes()[:-1], [1.0])
+
+
+def test_the_frontier_measures_the_trigger_error_as_evaluate_does():
+    from attnsink.analysis import cancelling_frontier, value_weight
+    from attnsink.construct import cancelling_heads
+
+    task = TriggerTask(residual=True)
+    front = cancelling_frontier(task, _nodes(), [1.0, 1e-6], n=200)
+    assert list(front.columns) == ["lam", "weight", "max_r", "rel_err_trigger"]
+    assert (front.rel_err_trigger <= front.max_r**2 + 1e-12).all()  # a weighted mean of r_j^2
+    assert front.rel_err_trigger.iloc[1] < front.rel_err_trigger.iloc[0]
+    # value_weight: the two cancelling heads have value maps x and -x, each of operator norm 1
+    assert value_weight(cancelling_heads(task, 5.0)) == pytest.approx(2.0)
+    with pytest.raises(ValueError, match="residual"):
+        cancelling_frontier(TriggerTask(), _nodes(), [1.0])

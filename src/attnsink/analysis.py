@@ -407,6 +407,46 @@ def grid_slice(runs: pd.DataFrame, axis: str, axes: list[str], defaults: dict) -
     return runs[keep] if runs.loc[keep, axis].nunique() >= 2 else runs
 
 
+def value_weight(model: AttentionModel) -> float:
+    """A model's total value weight: the sum over its layers and heads of the operator norm of
+    the head's value-output map ``W_V W_O``, the quantity
+    :func:`attnsink.theory.cancellation_weight_floor` bounds for sink-free cancelling layers."""
+    with torch.no_grad():
+        maps = model.W_V.double() @ model.W_O.double()  # (layers, heads, d, d)
+        return float(torch.linalg.matrix_norm(maps, ord=2).sum())
+
+
+def cancelling_frontier(task: TriggerTask, c, lams, *, n: int = 1000, seed: int = 0) -> pd.DataFrame:
+    """The error a sink-free cancelling layer (:func:`attnsink.construct.cancelling_tradeoff`)
+    makes on a weight budget, in the book's measure: one row per ridge weight, with ``weight``
+    (the value maps' total operator norm), ``max_r`` (the largest relative amplitude error of
+    the trigger's update, over trigger positions) and ``rel_err_trigger`` (the mean squared
+    error at the trigger over the mean squared update, as :func:`attnsink.metrics.evaluate`
+    computes it) on ``n`` test sequences of ``task`` (the residual task with BOS). The layer is
+    exact at every other row, so its ``rel_err_nontrigger`` is 0."""
+    from .construct import cancelling_tradeoff
+
+    if not (task.residual and task.bos):
+        raise ValueError("task must be the residual task with BOS (residual=True, bos=True)")
+    batch = task.sample(n, generator=torch.Generator().manual_seed(seed))
+    rows = batch.is_trigger
+    update = (batch.y - batch.x)[rows].pow(2).sum(-1).double()  # |what the layer must add|^2, per sequence
+    trig = rows.float().argmax(-1)  # each sequence's trigger position j
+    out = []
+    for point in cancelling_tradeoff(task.seq_len, c, lams):
+        r = torch.tensor(point["r"], dtype=torch.float64)[trig - 2]  # r_j of each sequence's trigger
+        err = (r.pow(2) * update).mean() / update.mean()
+        out.append(
+            {
+                "lam": point["lam"],
+                "weight": point["weight"],
+                "max_r": float(r.abs().max()),
+                "rel_err_trigger": float(err),
+            }
+        )
+    return pd.DataFrame(out)
+
+
 __all__ = [
     "noise_free_trigger_rms",
     "relu_trigger_anatomy",
@@ -433,4 +473,6 @@ __all__ = [
     "backcopy_frame",
     "sink_history_frame",
     "grid_slice",
+    "value_weight",
+    "cancelling_frontier",
 ]

@@ -207,3 +207,42 @@ def cancelling_layer_rows(tokens, trigger_pos: int, c, alpha) -> tuple[list[list
             added = [a + ah * (bos * values[0][d] + content[d]) / total for d, a in enumerate(added)]
         update.append(added)
     return update, bos_weight
+
+
+def cancelling_tradeoff(seq_len: int, c, lams) -> list[dict]:
+    """What the cancelling layer of :func:`cancelling_layer` can do on a budget: for each ridge
+    weight ``lam`` of ``lams``, the value weights ``alpha`` (with ``c`` as there) that minimise
+    ``sum_j (j sum_h alpha_h / (c_h + j) - 1)^2 + lam * sum_h alpha_h^2`` over j = 2 .. seq_len - 1
+    subject to ``sum_h alpha_h = 0``, in float64.
+
+    With ``sum_h alpha_h = 0`` every non-trigger row is exactly zero, as in the exact layer, so
+    no head needs a sink; the trigger row ``j`` then adds ``(1 + r_j)`` times the target's
+    update, for every input, where ``r_j = j sum_h alpha_h / (c_h + j) - 1``. Returns one
+    record per ``lam``: ``lam``, ``weight`` (``sum_h |alpha_h|``, the value maps' total
+    operator norm, the quantity :func:`attnsink.theory.cancellation_weight_floor` bounds),
+    ``r`` (the list of ``r_j``, j = 2 .. seq_len - 1) and ``alpha``. A larger ``lam`` buys a
+    smaller weight with a larger error."""
+    import numpy as np
+
+    check_int("seq_len", seq_len, 3)
+    c = np.array([float(v) for v in _fractions("c", c)])
+    if len(c) != seq_len - 1 or (c <= 0).any() or len(set(c)) != len(c):
+        raise ValueError(f"c must give seq_len - 1 = {seq_len - 1} distinct positive numbers, got {list(c)}")
+    lams = list(lams)
+    if not lams or any(not isinstance(v, (int, float)) or isinstance(v, bool) or not v > 0 for v in lams):
+        raise ValueError(f"lams must be numbers > 0, got {lams!r}")
+    j = np.arange(2, seq_len, dtype=float)
+    A = j[:, None] / (c[None, :] + j[:, None])  # (triggers, heads): row j, times alpha, is 1 + r_j
+    H = len(c)
+    # an orthonormal basis of {alpha : sum(alpha) = 0}: the last H - 1 left singular vectors of the ones vector
+    basis = np.linalg.svd(np.ones((H, 1)))[0][:, 1:]
+    out = []
+    for lam in lams:
+        design = np.vstack([A @ basis, np.sqrt(lam) * np.eye(H - 1)])
+        target = np.concatenate([np.ones(len(j)), np.zeros(H - 1)])
+        z = np.linalg.lstsq(design, target, rcond=None)[0]
+        alpha = basis @ z
+        out.append(
+            {"lam": lam, "weight": float(np.abs(alpha).sum()), "r": (A @ alpha - 1).tolist(), "alpha": alpha.tolist()}
+        )
+    return out
