@@ -1,4 +1,4 @@
-"""The chapters as files: Colab install cell, no committed outputs, toc and config in step."""
+"""The chapters as files: Colab install cell, one setup call, no committed outputs, toc and config in step."""
 
 import json
 from pathlib import Path
@@ -25,17 +25,66 @@ def test_colab_is_configured_in_one_place():
     assert CONFIG["launch_buttons"]["colab_url"] == "https://colab.research.google.com"
 
 
+def code_cells(path: Path) -> list[dict]:
+    return [c for c in json.loads(path.read_text())["cells"] if c["cell_type"] == "code"]
+
+
 @pytest.mark.parametrize("path", CHAPTERS, ids=lambda p: p.name)
 def test_first_cell_installs_on_colab_only(path):
-    nb = json.loads(path.read_text())
-    first = next(c for c in nb["cells"] if c["cell_type"] == "code")
+    first = code_cells(path)[0]
     source = "".join(first["source"])
-    assert "hide-output" in first["metadata"].get("tags", [])
+    assert "remove-cell" in first["metadata"].get("tags", []), "only Colab needs it: the page does not show it"
     assert f'REPO_URL = "{CONFIG["repository"]["url"]}"' in source, "the URL must be _config.yml's repository.url"
     assert '"google.colab" in sys.modules' in source and 'find_spec("attnsink") is None' in source
     assert '"git", "clone"' in source and "REPO_URL" in source  # the repository: the library and its store
-    assert "ATTNSINK_TRAIN=1" in source, "the first cell says how to retrain what is not stored"
-    assert "resolve_profile()" in source, "the first cell picks the profile (full on a Colab GPU)"
+    assert 'sys.path.insert(0, "/content/book/src")' in source, "importable in the kernel that ran the install"
+
+
+@pytest.mark.parametrize("path", CHAPTERS, ids=lambda p: p.name)
+def test_then_one_visible_setup_call_and_hidden_imports(path):
+    _, setup, imports = code_cells(path)[:3]
+    source = "".join(setup["source"])
+    assert "from attnsink.book import setup" in source and "PROFILE = setup()" in source
+    assert len([line for line in source.splitlines() if line.strip()]) <= 3, "at most three visible lines of setup"
+    assert not setup["metadata"].get("tags"), "the setup call and the line it prints are shown"
+    assert "hide-input" in imports["metadata"].get("tags", []), "the chapter's imports are folded away"
+    chapter = "".join("".join(c["source"]) for c in code_cells(path))
+    assert "resolve_profile(" not in chapter and "set_theme(" not in chapter, "setup() does both, once"
+
+
+@pytest.mark.parametrize("profile", ["quick", "full"])
+def test_setup_resolves_the_profile_and_says_how_to_change_it(profile, monkeypatch, capsys, tmp_path):
+    from attnsink import book, plots
+
+    themed = []
+    monkeypatch.setattr(plots, "set_theme", lambda: themed.append(True))
+    monkeypatch.setenv("ATTNSINK_PROFILE", profile)
+    monkeypatch.delenv("ATTNSINK_TRAIN", raising=False)
+    monkeypatch.setenv("ATTNSINK_STORE", str(tmp_path))
+    monkeypatch.setenv("ATTNSINK_CACHE_DIR", str(tmp_path / "cache"))
+    assert book.setup() == profile and themed == [True]
+    (line,) = capsys.readouterr().out.splitlines()
+    assert line.startswith(f"profile {profile}: models from ") and "ATTNSINK_PROFILE=quick|full" in line
+    if profile == "full":  # the published book: the store first, and how to train what it lacks
+        assert "the store, then the cache" in line and "ATTNSINK_TRAIN=1" in line
+    else:  # the store holds full models only; quick trains what the cache lacks
+        assert "store" not in line and "else trained here" in line
+    monkeypatch.setenv("ATTNSINK_TRAIN", "1")
+    assert book.setup("full") == "full" and "else trained here" in capsys.readouterr().out
+    monkeypatch.setenv("ATTNSINK_PROFILE", "huge")
+    with pytest.raises(ValueError, match="ATTNSINK_PROFILE"):
+        book.setup()
+
+
+def test_models_line_names_what_is_there():
+    from attnsink.book import models_line
+
+    line = models_line("quick", train=True, store=True, cache=True, chosen=False)
+    assert line.startswith("profile quick (no GPU): models from the cache, else trained here (ATTNSINK_TRAIN=0")
+    assert models_line("full", train=True, store=True, cache=True, chosen=False).startswith("profile full (GPU): ")
+    line = models_line("full", train=False, store=False, cache=False)
+    assert line.startswith("profile full: no store and no cache; missing ones are not trained (ATTNSINK_TRAIN=1")
+    assert "\n" not in line
 
 
 @pytest.mark.parametrize("path", CHAPTERS, ids=lambda p: p.name)

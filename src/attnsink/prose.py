@@ -1,0 +1,301 @@
+"""Sentences the chapters build from their numbers, written once and tested here.
+
+A chapter's text quotes its own measurements ("3 of 16 heads over 1 run are sinks"), so
+some of its sentences are computed, and each must read right for one, for several and for
+none. The first part of this module holds the plural-aware phrases every such sentence is
+made of; the second the sentences of chapter 8 (a character-level GPT on English text),
+which take the chapter's tables and its sink threshold as arguments.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Sequence
+
+import numpy as np
+import pandas as pd
+
+# ---- phrases ----
+
+
+def plural(n: int, word: str, many: str | None = None) -> str:
+    """``n`` and ``word`` agreeing with it: ``plural(1, "run")`` is '1 run', ``plural(0,
+    "run")`` '0 runs', ``plural(2, "head", "heads")`` '2 heads' (``many`` for an irregular
+    plural; the default adds an s)."""
+    return f"{n} {agree(n, word, word + 's' if many is None else many)}"
+
+
+def agree(n: int, one: str, many: str) -> str:
+    """``one`` when ``n`` is 1, else ``many``: ``agree(n, "is a sink", "are sinks")``."""
+    return one if n == 1 else many
+
+
+def count_phrase(n: int, word: str) -> str:
+    """'one seed' for 1, else '3 seeds' (and '0 seeds'): a count written as a reader would."""
+    return f"one {word}" if n == 1 else f"{n} {word}s"
+
+
+def and_list(items: Sequence[str]) -> str:
+    """'a', 'a and b', 'a, b and c'; ``ValueError`` for no items."""
+    items = [str(item) for item in items]
+    if not items:
+        raise ValueError("and_list needs at least one item")
+    return items[0] if len(items) == 1 else ", ".join(items[:-1]) + " and " + items[-1]
+
+
+def values_phrase(word: str, values: Iterable[float]) -> str:
+    """'cap 0.9' for one value, 'caps 0.9 and 0.97' or 'caps 0, 0.25 and 0.5' for several
+    (each value written with ``:g``)."""
+    names = [f"{v:g}" for v in values]
+    return f"{agree(len(names), word, word + 's')} {and_list(names)}"
+
+
+def value_span(values: Sequence[float], what: str = "") -> str:
+    """'weight 0.41' for one value, 'weights 0.39 to 0.57' for several (smallest to largest,
+    two decimals); with no ``what``, '0.41' and '0.39 to 0.57'."""
+    values = np.asarray(values, dtype=float)
+    if not values.size:
+        raise ValueError("value_span needs at least one value")
+    one = values.size == 1
+    label = (what + ("" if one else "s") + " ") if what else ""
+    lo, hi = values.min(), values.max()
+    return f"{label}{lo:.2f}" if one else f"{label}{lo:.2f} to {hi:.2f}"
+
+
+def difference_phrase(diff: float, unit: str) -> str:
+    """How a value compares with another, given ``diff`` = value - other, to be followed by
+    the other: '0.012 bits per character lower than', 'the same to three decimals as', or
+    'not comparable (a model's loss is not finite)'."""
+    if not np.isfinite(diff):
+        return "not comparable (a model's loss is not finite)"
+    if round(diff, 3) == 0:
+        return "the same to three decimals as"
+    return f"{abs(diff):.3f} {unit} {'lower' if diff < 0 else 'higher'} than"
+
+
+def settings_phrase(settings) -> str:
+    """'one seed of 2,000 steps per model', '3 seeds of 20,000 steps per model', from a
+    :class:`~attnsink.profiles.Settings` (its ``seeds`` and ``steps``)."""
+    return f"{count_phrase(settings.seeds, 'seed')} of {settings.steps:,} steps per model"
+
+
+# ---- chapter 8: when a head crosses the sink threshold during training ----
+
+
+def first_crossing(history: dict, eps: float) -> tuple[int, int] | None:
+    """The first measured step at which some head's mean weight on the first token exceeds
+    ``eps``, and that head's layer; None when no head ever does. ``history`` holds
+    ``step`` (one per measurement) and ``first_mean`` (measurements x layers x heads)."""
+    first = np.asarray(history["first_mean"])
+    hit = np.nonzero(first.max(axis=(1, 2)) > eps)[0]
+    if not len(hit):
+        return None
+    layer = int(np.unravel_index(first[hit[0]].argmax(), first[hit[0]].shape)[0])
+    return int(history["step"][hit[0]]), layer
+
+
+def last_crossing(history: dict, eps: float) -> int | None:
+    """The last measured step at which some head's mean weight on the first token exceeds
+    ``eps`` (None: never); ``history`` as for :func:`first_crossing`."""
+    first = np.asarray(history["first_mean"])
+    hit = np.nonzero(first.max(axis=(1, 2)) > eps)[0]
+    return int(history["step"][hit[-1]]) if len(hit) else None
+
+
+# ---- chapter 8's sentences ----
+# ``heads``: one row per head of every run (attention, lr, seed, layer, head, first_mean,
+# first_share, value_ratio), its weights measured at the end of training; ``runs``: the
+# experiment's records (attention, lr, history); ``cond``: one row per head with the columns
+# of attnsink.lm.conditional_heads.
+
+
+def sink_sentence(heads: pd.DataFrame, runs: list[dict], rule: str, lr: float, *, eps: float, every: int) -> str:
+    """Which heads of ``rule`` at learning rate ``lr`` end as sinks (mean weight on the first
+    token above ``eps``), in which layers, and when one first crossed ``eps`` during
+    training (measured every ``every`` steps); or, with none at the end, the largest weight
+    and whether first-token heads formed and dissolved again."""
+    part = heads[(heads["attention"] == rule) & (heads["lr"] == lr)]
+    sinks = part[part["first_mean"] > eps]
+    mine = [r for r in runs if r["attention"] == rule and r["lr"] == lr]
+    crossed = [c for r in mine if (c := first_crossing(r["history"], eps)) is not None]
+    seeds = part["seed"].nunique()
+    during = f"{len(crossed)} of {plural(seeds, 'run')} had a head above {eps:g} at some measured step" + (
+        f", first at step {min(crossed)[0]:,} in layer {min(crossed)[1]}" if crossed else ""
+    )
+    if sinks.empty:
+        last = max((step for r in mine if (step := last_crossing(r["history"], eps)) is not None), default=None)
+        gone = "" if last is None else f", the last at step {last:,}: the first-token heads that formed dissolved again"
+        return (
+            "no head is a sink at the end of training (the largest mean weight on the first token is "
+            f"{part['first_mean'].max():.2f}); {during}{gone}"
+        )
+    layers = ", ".join(str(v) for v in sorted(sinks["layer"].unique()))
+    return (
+        f"{len(sinks)} of {len(part)} heads over {plural(seeds, 'run')} {agree(len(sinks), 'is a sink', 'are sinks')} "
+        f"at the end ({value_span(sinks['first_mean'], 'weight')}), "
+        f"in {agree(sinks['layer'].nunique(), 'layer', 'layers')} {layers}; {during} "
+        f"(the heads are measured every {every} steps)"
+    )
+
+
+def sink_value_sentence(heads: pd.DataFrame, *, eps: float) -> str:
+    """What the softmax heads that end as sinks write: the first token's value norm over the
+    other tokens' (``value_ratio``), read as a bias (above 0.5 in every such head) or as the
+    trigger task's do-nothing sink."""
+    sinks = heads[(heads["attention"] == "softmax") & (heads["first_mean"] > eps)]
+    if sinks.empty:
+        return "No softmax head ended as a sink, so there is no sink's value to look at."
+    one = len(sinks) == 1
+    who = "the head that ended as a sink" if one else f"the {len(sinks)} heads that ended as sinks"
+    if sinks["value_ratio"].min() > 0.5:
+        what = (
+            f"so {'it writes' if one else 'these heads write'} the first token's value, nearly the same vector "
+            "at every position, which acts like a bias rather than as the trigger task's do-nothing sink"
+        )
+    else:
+        what = f"so {'it writes' if one else 'some of them write'} little when {'it sits' if one else 'they sit'} on it"
+        what += ", like the trigger task's sink"
+    ratio = value_span(sinks["value_ratio"])
+    return f"In {who}, the first token's value norm is {ratio} times the other tokens', {what}."
+
+
+def course_sentence(heads: pd.DataFrame, runs: list[dict], settings, *, eps: float, full=None) -> str:
+    """How the number of softmax heads that end on the first token moves with the learning
+    rate (there must be two), and by which step every run that had one had it; ``settings``
+    are the profile's (its seeds and steps), ``full`` the full profile's when this one is
+    quick (the sentence then points to it)."""
+    soft = heads[heads["attention"] == "softmax"]
+    lrs = sorted(soft["lr"].unique())
+    if len(lrs) != 2:
+        raise ValueError(f"course_sentence compares two learning rates, got {lrs}")
+    count = {lr: int((soft[soft["lr"] == lr]["first_mean"] > eps).sum()) for lr in lrs}
+    (lo, n_lo), (hi, n_hi) = sorted(count.items())
+    runs_per = f"over {plural(settings.seeds, 'run')} at each rate"
+    if n_lo == n_hi == 0:
+        text = "Here neither learning rate ends with a first-token head"
+    elif n_hi > n_lo:
+        text = (
+            "Here too the larger learning rate ends with more first-token heads "
+            f"({n_hi} at {hi:g}, {n_lo} at {lo:g}, {runs_per})"
+        )
+    elif n_hi < n_lo:
+        text = (
+            "Here, unlike there, the smaller learning rate ends with more first-token heads "
+            f"({n_lo} at {lo:g}, {n_hi} at {hi:g}, {runs_per})"
+        )
+    else:
+        text = f"Here the two learning rates end with as many first-token heads ({n_lo} at each, {runs_per})"
+    first = [c[0] for r in runs if r["attention"] == "softmax" if (c := first_crossing(r["history"], eps)) is not None]
+    if first:
+        text += (
+            f"; every run in which some head goes above {eps:g} at a measured step has one there by step "
+            f"{max(first):,} of {settings.steps:,} (see the figure)"
+        )
+    if full is not None:
+        text += (
+            ". What a longer training run does to them is for the full profile "
+            f"({full.seeds} seeds, {full.steps:,} steps)"
+        )
+    return text + "."
+
+
+def scope_phrase(profile: str, settings, full=None) -> str:
+    """'in the full profile (3 seeds of 20,000 steps per model)'; ``full``: the full
+    profile's settings, named beside a quick profile's."""
+    also = f"; the full profile trains {settings_phrase(full)}" if full is not None else ""
+    return f"in the {profile} profile ({settings_phrase(settings)}{also})"
+
+
+def off_heads_phrase(n: int, rule: str = "ReLU") -> str:
+    """'' for no head, else ' (1 ReLU head carries less than that in every row: off at every
+    query)' or ' (3 ReLU heads carry ...)': the heads with no row of weight above the row
+    threshold."""
+    if n == 0:
+        return ""
+    who = f"{plural(n, rule + ' head')} {agree(n, 'carries', 'carry')}"
+    return f" ({who} less than that in every row: off at every query)"
+
+
+RARE = 0.03
+"""A conditional head active on fewer queries than this is on a rare class, or almost never used."""
+
+
+def conditional_sentence(cond: pd.DataFrame, rule: str) -> str:
+    """How many of ``rule``'s heads (over all runs) are trigger-conditional, how many of those
+    are rare (:data:`RARE`), and where their weight goes at their silent queries."""
+    part = cond[cond["attention"] == rule]
+    c = part[part["conditional"]]
+    if c.empty:
+        return f"none of the {len(part)} {rule} heads (over all runs) is conditional"
+    rare = int((c["coverage"] < RARE).sum())
+    why = "(a rare character, or a head that is almost never used)"
+    if len(c) == 1:
+        head = f"1 of {len(part)} heads (over all runs) is conditional" + (
+            f", active on fewer than {RARE:.0%} of the queries {why}" if rare else ""
+        )
+        own = "its"
+    else:
+        head = (
+            f"{len(c)} of {len(part)} heads (over all runs) are conditional, {rare} of them active on fewer "
+            f"than {RARE:.0%} of the queries {why}"
+        )
+        own = "their"
+    return (
+        f"{head}; at {own} silent queries {own} rows carry a total weight of {c['row_silent'].mean():.2f} on average "
+        f"({c['row_silent'].max():.2f} at most), {c['first_silent'].mean():.2f} of it on the first token"
+    )
+
+
+def softmax_silence_sentence(cond: pd.DataFrame) -> str:
+    """How the conditional softmax heads go silent: by parking on null keys (at least half
+    of their silent rows' weight), by cancelling values (what they write at most half of
+    what their weights would write uncancelled), or neither; with none, the quietest head."""
+    soft = cond[cond["attention"] == "softmax"]
+    c = soft[soft["conditional"]]
+    if c.empty:
+        quiet = soft["quiet_ratio"].min()
+        return (
+            "So no softmax head is silent anywhere in the sense of this test, and the argument above has no "
+            f"head to be checked on: the quietest softmax head still writes {quiet:.2f} as much at its silent "
+            "classes as at its active ones."
+        )
+    parked = c["null_silent"] >= 0.5
+    cancel = ~parked & (c["coherence_silent"] <= 0.5)
+    n_park, n_cancel = int(parked.sum()), int(cancel.sum())
+    n_neither = len(c) - n_park - n_cancel
+    heads = "this one softmax head" if len(c) == 1 else f"these {len(c)} softmax heads"
+    park = f"{n_park} {agree(n_park, 'puts', 'put')} at least half of {agree(n_park, 'its', 'their')} silent rows"
+    park += " on null keys"
+    if n_park:
+        park += f" (the first token takes {c.loc[parked, 'first_silent'].mean():.2f} of the weight on average in those)"
+    it, they = agree(n_cancel, "it", "they"), agree(n_cancel, "its", "their")
+    cancels = (
+        f"{n_cancel} {agree(n_cancel, 'is', 'are')} quiet because {they} values cancel (what {it} "
+        f"{agree(n_cancel, 'writes', 'write')} is at most half of what {they} weights would write without cancellation)"
+    )
+    neither = (
+        f"{n_neither} {agree(n_neither, 'does neither: it is', 'do neither: they are')} quieter than at "
+        f"{agree(n_neither, 'its', 'their')} active classes, but not near zero"
+    )
+    return f"Of {heads}, {park}, {cancels}, and {neither}."
+
+
+__all__ = [
+    "plural",
+    "agree",
+    "count_phrase",
+    "and_list",
+    "values_phrase",
+    "value_span",
+    "difference_phrase",
+    "settings_phrase",
+    "first_crossing",
+    "last_crossing",
+    "sink_sentence",
+    "sink_value_sentence",
+    "course_sentence",
+    "scope_phrase",
+    "off_heads_phrase",
+    "RARE",
+    "conditional_sentence",
+    "softmax_silence_sentence",
+]

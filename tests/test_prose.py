@@ -1,0 +1,235 @@
+"""The sentences chapters build from their numbers: agreement for none, one and many, and
+the numbers written as the text writes them."""
+
+import math
+from types import SimpleNamespace
+
+import numpy as np
+import pandas as pd
+import pytest
+
+from attnsink import prose
+
+EPS = 0.3
+
+
+def test_plural_and_agreement():
+    assert [prose.plural(n, "run") for n in (0, 1, 2)] == ["0 runs", "1 run", "2 runs"]
+    assert prose.plural(3, "ReLU head") == "3 ReLU heads"
+    assert prose.plural(1, "query", "queries") == "1 query" and prose.plural(2, "query", "queries") == "2 queries"
+    assert [prose.agree(n, "is a sink", "are sinks") for n in (0, 1, 5)] == ["are sinks", "is a sink", "are sinks"]
+    assert [prose.count_phrase(n, "seed") for n in (0, 1, 3)] == ["0 seeds", "one seed", "3 seeds"]
+
+
+def test_lists_of_values():
+    assert prose.and_list(["a"]) == "a"
+    assert prose.and_list(["a", "b"]) == "a and b"
+    assert prose.and_list([1, 2, 3]) == "1, 2 and 3"
+    with pytest.raises(ValueError):
+        prose.and_list([])
+    assert prose.values_phrase("cap", [0.9]) == "cap 0.9"
+    assert prose.values_phrase("cap", pd.Index([0.9, 0.97])) == "caps 0.9 and 0.97"
+    assert prose.values_phrase("cap", [0.0, 0.25, 1e-4]) == "caps 0, 0.25 and 0.0001"
+
+
+def test_value_span():
+    assert prose.value_span([0.414], "weight") == "weight 0.41"
+    assert prose.value_span(pd.Series([0.571, 0.386, 0.45]), "weight") == "weights 0.39 to 0.57"
+    assert prose.value_span([1.0]) == "1.00" and prose.value_span([2.5, 0.125]) == "0.12 to 2.50"
+    with pytest.raises(ValueError):
+        prose.value_span([], "weight")
+
+
+def test_difference_phrase():
+    assert prose.difference_phrase(-0.01234, "bits per character") == "0.012 bits per character lower than"
+    assert prose.difference_phrase(0.2, "nats") == "0.200 nats higher than"
+    assert prose.difference_phrase(0.0004, "nats") == "the same to three decimals as"
+    assert prose.difference_phrase(-0.0004, "nats") == "the same to three decimals as"
+    assert prose.difference_phrase(math.nan, "nats").startswith("not comparable")
+    assert prose.difference_phrase(math.inf, "nats").startswith("not comparable")
+
+
+def test_settings_and_scope():
+    quick, full = SimpleNamespace(seeds=1, steps=2000), SimpleNamespace(seeds=3, steps=20000)
+    assert prose.settings_phrase(quick) == "one seed of 2,000 steps per model"
+    assert prose.settings_phrase(full) == "3 seeds of 20,000 steps per model"
+    assert prose.scope_phrase("full", full) == "in the full profile (3 seeds of 20,000 steps per model)"
+    assert prose.scope_phrase("quick", quick, full) == (
+        "in the quick profile (one seed of 2,000 steps per model; the full profile trains 3 seeds of 20,000 steps "
+        "per model)"
+    )
+
+
+def test_off_heads_phrase():
+    assert prose.off_heads_phrase(0) == ""
+    assert prose.off_heads_phrase(1) == " (1 ReLU head carries less than that in every row: off at every query)"
+    assert prose.off_heads_phrase(2) == " (2 ReLU heads carry less than that in every row: off at every query)"
+
+
+def history(first_means, every=100):
+    """A training history: ``first_means`` is measurements x layers x heads."""
+    first = np.asarray(first_means, dtype=float)
+    return {"step": np.arange(len(first)) * every, "first_mean": first}
+
+
+def test_crossings():
+    quiet = [[0.1, 0.1], [0.1, 0.1]]
+    h = history([[[0.1, 0.2], [0.1, 0.1]], [[0.1, 0.1], [0.5, 0.1]], [[0.4, 0.1], [0.1, 0.1]], quiet])
+    assert prose.first_crossing(h, EPS) == (100, 1)  # layer 1 crosses first
+    assert prose.last_crossing(h, EPS) == 200
+    assert prose.first_crossing(h, 0.6) is None and prose.last_crossing(h, 0.6) is None
+    assert prose.first_crossing(h, 0.4) == (100, 1)  # strictly above: 0.4 itself does not count
+
+
+def heads_table(rule, lr, first_means, value_ratio=0.1):
+    """One row per head: ``first_means[seed][layer][head]``."""
+    return pd.DataFrame(
+        [
+            {"attention": rule, "lr": lr, "seed": seed, "layer": layer, "head": head,
+             "first_mean": w, "value_ratio": value_ratio}
+            for seed, layers in enumerate(first_means)
+            for layer, ws in enumerate(layers)
+            for head, w in enumerate(ws)
+        ]
+    )  # fmt: skip
+
+
+def run(rule, lr, first_means):
+    return {"attention": rule, "lr": lr, "history": history(first_means, every=500)}
+
+
+def test_sink_sentence_one_and_many():
+    heads = heads_table("softmax", 0.01, [[[0.5, 0.1], [0.1, 0.1]]])
+    runs = [run("softmax", 0.01, [[[0.1, 0.1], [0.1, 0.1]], [[0.5, 0.1], [0.1, 0.1]]])]
+    assert prose.sink_sentence(heads, runs, "softmax", 0.01, eps=EPS, every=500) == (
+        "1 of 4 heads over 1 run is a sink at the end (weight 0.50), in layer 0; 1 of 1 run had a head above 0.3 "
+        "at some measured step, first at step 500 in layer 0 (the heads are measured every 500 steps)"
+    )
+    heads = heads_table("softmax", 0.01, [[[0.5, 0.1], [0.1, 0.7]], [[0.1, 0.1], [0.1, 0.1]]])
+    runs = [
+        run("softmax", 0.01, [[[0.1, 0.1], [0.1, 0.4]], [[0.5, 0.1], [0.1, 0.7]]]),
+        run("softmax", 0.01, [[[0.1, 0.1], [0.1, 0.1]]] * 2),
+        run("relu", 0.01, [[[0.9, 0.9], [0.9, 0.9]]] * 2),  # another rule: not counted
+    ]
+    assert prose.sink_sentence(heads, runs, "softmax", 0.01, eps=EPS, every=500) == (
+        "2 of 8 heads over 2 runs are sinks at the end (weights 0.50 to 0.70), in layers 0, 1; 1 of 2 runs had a "
+        "head above 0.3 at some measured step, first at step 0 in layer 1 (the heads are measured every 500 steps)"
+    )
+
+
+def test_sink_sentence_none_at_the_end():
+    heads = heads_table("softmax", 0.003, [[[0.2, 0.1]], [[0.1, 0.25]]])
+    never = [run("softmax", 0.003, [[[0.1, 0.1]]] * 3)] * 2
+    assert prose.sink_sentence(heads, never, "softmax", 0.003, eps=EPS, every=500) == (
+        "no head is a sink at the end of training (the largest mean weight on the first token is 0.25); "
+        "0 of 2 runs had a head above 0.3 at some measured step"
+    )
+    dissolved = [never[0], run("softmax", 0.003, [[[0.1, 0.1]], [[0.4, 0.1]], [[0.1, 0.35]], [[0.1, 0.1]]]), never[0]]
+    assert prose.sink_sentence(heads, dissolved, "softmax", 0.003, eps=EPS, every=500) == (
+        "no head is a sink at the end of training (the largest mean weight on the first token is 0.25); "
+        "1 of 2 runs had a head above 0.3 at some measured step, first at step 500 in layer 0, the last at step "
+        "1,000: the first-token heads that formed dissolved again"  # runs that never crossed do not count
+    )
+
+
+def test_sink_value_sentence():
+    none = heads_table("softmax", 0.01, [[[0.1, 0.1]]])
+    assert prose.sink_value_sentence(none, eps=EPS).startswith("No softmax head ended as a sink")
+    one = heads_table("softmax", 0.01, [[[0.6, 0.1]]], value_ratio=0.9)
+    assert prose.sink_value_sentence(one, eps=EPS) == (
+        "In the head that ended as a sink, the first token's value norm is 0.90 times the other tokens', so it "
+        "writes the first token's value, nearly the same vector at every position, which acts like a bias rather "
+        "than as the trigger task's do-nothing sink."
+    )
+    two = heads_table("softmax", 0.01, [[[0.6, 0.8]]], value_ratio=0.9)
+    two.loc[0, "value_ratio"] = 0.2
+    assert prose.sink_value_sentence(two, eps=EPS) == (
+        "In the 2 heads that ended as sinks, the first token's value norm is 0.20 to 0.90 times the other tokens', "
+        "so some of them write little when they sit on it, like the trigger task's sink."
+    )
+    one_small = heads_table("softmax", 0.01, [[[0.6, 0.1]]], value_ratio=0.2)
+    assert prose.sink_value_sentence(one_small, eps=EPS).endswith(
+        "is 0.20 times the other tokens', so it writes little when it sits on it, like the trigger task's sink."
+    )
+    relu = heads_table("relu", 0.01, [[[0.6, 0.8]]])
+    assert prose.sink_value_sentence(relu, eps=EPS).startswith("No softmax head")  # softmax heads only
+
+
+@pytest.mark.parametrize(
+    ("low", "high", "start"),
+    [
+        ([0.1, 0.1], [0.1, 0.1], "Here neither learning rate ends with a first-token head"),
+        ([0.1, 0.1], [0.5, 0.6], "Here too the larger learning rate ends with more first-token heads (2 at 0.01, 0"),
+        ([0.5, 0.1], [0.1, 0.1], "Here, unlike there, the smaller learning rate ends with more first-token heads (1"),
+        ([0.5, 0.1], [0.1, 0.5], "Here the two learning rates end with as many first-token heads (1 at each, over"),
+    ],
+)
+def test_course_sentence(low, high, start):
+    heads = pd.concat([heads_table("softmax", 0.003, [[low]]), heads_table("softmax", 0.01, [[high]])])
+    settings, full = SimpleNamespace(seeds=1, steps=2000), SimpleNamespace(seeds=3, steps=20000)
+    runs = [run("softmax", 0.003, [[[0.1, 0.1]], [low]]), run("softmax", 0.01, [[[0.1, 0.1]], [high]])]
+    text = prose.course_sentence(heads, runs, settings, eps=EPS)
+    assert text.startswith(start) and text.endswith(".")
+    assert ("over 1 run at each rate" in text) == (max(low + high) > EPS)  # "neither" needs no count
+    crossed = max(low + high) > EPS
+    assert ("by step 500 of 2,000 (see the figure)" in text) == crossed
+    assert "full profile" not in text
+    assert prose.course_sentence(heads, runs, settings, eps=EPS, full=full).endswith(
+        "What a longer training run does to them is for the full profile (3 seeds, 20,000 steps)."
+    )
+    with pytest.raises(ValueError, match="two learning rates"):
+        prose.course_sentence(heads[heads["lr"] == 0.01], runs, settings, eps=EPS)
+
+
+def cond_table(rule, rows):
+    keys = ("conditional", "coverage", "row_silent", "first_silent", "null_silent", "coherence_silent", "quiet_ratio")
+    return pd.DataFrame([{"attention": rule, **dict(zip(keys, r))} for r in rows])
+
+
+def test_conditional_sentence():
+    cond = cond_table("relu", [(False, 0.5, 0.9, 0.1, 0, 0, 0.8), (False, 0.5, 0.9, 0.1, 0, 0, 0.9)])
+    assert prose.conditional_sentence(cond, "relu") == "none of the 2 relu heads (over all runs) is conditional"
+    cond = cond_table("relu", [(True, 0.01, 0.1, 0.01, 0, 0, 0.1), (True, 0.2, 0.3, 0.03, 0, 0, 0.1), (False,) * 7])
+    assert prose.conditional_sentence(cond, "relu") == (
+        "2 of 3 heads (over all runs) are conditional, 1 of them active on fewer than 3% of the queries (a rare "
+        "character, or a head that is almost never used); at their silent queries their rows carry a total weight "
+        "of 0.20 on average (0.30 at most), 0.02 of it on the first token"
+    )
+    one = cond.iloc[[0, 2]]
+    assert prose.conditional_sentence(one, "relu") == (
+        "1 of 2 heads (over all runs) is conditional, active on fewer than 3% of the queries (a rare character, or "
+        "a head that is almost never used); at its silent queries its rows carry a total weight of 0.10 on average "
+        "(0.10 at most), 0.01 of it on the first token"
+    )
+    assert prose.conditional_sentence(cond.iloc[[1, 2]], "relu").startswith(
+        "1 of 2 heads (over all runs) is conditional; at its silent queries its rows carry"
+    )
+
+
+def test_softmax_silence_sentence():
+    cond = cond_table("softmax", [(False, 0.5, 1, 0.5, 0, 0, 0.734), (False, 0.5, 1, 0.5, 0, 0, 0.9)])
+    assert prose.softmax_silence_sentence(cond).endswith(
+        "the quietest softmax head still writes 0.73 as much at its silent classes as at its active ones."
+    )
+    # one parks on null keys, one cancels, one does neither: each verb agrees with its count
+    cond = cond_table("softmax", [(True, 0.1, 1, 0.8, 0.9, 1, 0.1), (True, 0.1, 1, 0.1, 0.2, 0.3, 0.1),
+                                  (True, 0.1, 1, 0.1, 0.2, 0.9, 0.1), (False, 0.1, 1, 0.1, 0.2, 0.9, 0.9)])  # fmt: skip
+    assert prose.softmax_silence_sentence(cond) == (
+        "Of these 3 softmax heads, 1 puts at least half of its silent rows on null keys (the first token takes "
+        "0.80 of the weight on average in those), 1 is quiet because its values cancel (what it writes is at "
+        "most half of what its weights would write without cancellation), and 1 does neither: it is quieter "
+        "than at its active classes, but not near zero."
+    )
+    many = pd.concat([cond] * 2, ignore_index=True)
+    assert prose.softmax_silence_sentence(many) == (
+        "Of these 6 softmax heads, 2 put at least half of their silent rows on null keys (the first token takes "
+        "0.80 of the weight on average in those), 2 are quiet because their values cancel (what they write is at "
+        "most half of what their weights would write without cancellation), and 2 do neither: they are quieter "
+        "than at their active classes, but not near zero."
+    )
+    none_parked = cond.assign(null_silent=0.0)  # no head to average over: no "nan" in the text
+    text = prose.softmax_silence_sentence(none_parked)
+    assert text.startswith("Of these 3 softmax heads, 0 put at least half of their silent rows on null keys, 1 is")
+    assert "nan" not in text
+    one = cond.iloc[[0, 3]]
+    assert prose.softmax_silence_sentence(one).startswith("Of this one softmax head, 1 puts at least half of its")
