@@ -19,7 +19,6 @@ from .model import AttentionModel
 from .task import Batch, TriggerTask
 
 SINK_EPS = 0.3  # Gu et al. (2025)'s epsilon: a head is a sink when its mean weight on the first token exceeds it
-SINK_THRESHOLD = SINK_EPS  # the same threshold under its older name (chapter 1)
 OFF_MASS = 0.1  # a head whose rows hold less total weight than this at non-trigger positions is "off"
 SINK_MASS = 0.5  # ... and one that puts at least this much weight on BOS there parks on it
 HEAD_KINDS = {

@@ -235,7 +235,8 @@ def hull_distance_floor(model, task: TriggerTask) -> tuple[float, float]:
     W's noise rows, every content token's value has the same P-part, P w_bias, and the
     trigger's is P w_trigger. Returns ``(before, after)``: ``|P w_bias|``, a lower bound on D_i at
     every row i before the trigger, and the distance from 0 to the segment
-    [P w_bias, P w_trigger], one for every row after it.
+    [P w_bias, P w_trigger], one for every row after it (each less a rounding slack when the
+    noise rows are numerically rank-deficient; see the code).
     """
     if model.n_layers != 1 or model.n_heads != 1:
         raise ValueError("hull_distance_floor is for one-layer, one-head models")
@@ -248,11 +249,18 @@ def hull_distance_floor(model, task: TriggerTask) -> tuple[float, float]:
     n = task.d_model
     noise = w[2 : n - 1]  # (m, d)
     # an orthonormal basis of the noise rows' span, from the SVD (rank-revealing; an unpivoted
-    # QR is not a basis of the span when the rows are rank-deficient); a generous tolerance
-    # keeps nearly dependent directions in the span, which can only lower the floor
+    # QR is not a basis of the span when the rows are rank-deficient). Directions with a
+    # singular value at or below the tolerance are dropped from the span, so P need not remove
+    # all of the noise: along them a token's noise moves its P-part by at most sqrt(m) times
+    # the largest dropped singular value (|z| <= sqrt(m) for noise in [-1, 1]^m), and the
+    # floors are lowered by that much, so they stay lower bounds
+    slack = 0.0
     if noise.shape[0]:
         _, sv, vh = torch.linalg.svd(noise, full_matrices=False)
-        basis = vh[sv > 1e-9 * max(float(sv.max()), 1e-300)]  # (rank, d)
+        kept = sv > 1e-9 * max(float(sv.max()), 1e-300)
+        basis = vh[kept]  # (rank, d)
+        if not kept.all():
+            slack = math.sqrt(noise.shape[0]) * float(sv[~kept].max())
     else:
         basis = w.new_zeros(0, n)
     proj = lambda v: v - basis.T @ (basis @ v)  # noqa: E731
@@ -261,7 +269,7 @@ def hull_distance_floor(model, task: TriggerTask) -> tuple[float, float]:
     diff = pt - pb
     t = 0.0 if float(diff @ diff) == 0 else min(1.0, max(0.0, float(-(pb @ diff) / (diff @ diff))))
     after = float((pb + t * diff).norm())
-    return before, after
+    return max(0.0, before - slack), max(0.0, after - slack)
 
 
 def cancellation_weight_floor(seq_len: int, theta: float) -> float:

@@ -1,5 +1,5 @@
 """The book's look: the seaborn theme every chapter sets once (:func:`set_theme`, called in
-the first cell of chapters 1 to 8), and the colours that figures of several chapters share
+every chapter's setup call, :func:`attnsink.book.setup`), and the colours that figures of several chapters share
 (the theory's predictions in chapter 6, the head kinds in chapter 5)."""
 
 from __future__ import annotations
