@@ -163,3 +163,26 @@ def test_the_frontier_measures_the_trigger_error_as_evaluate_does():
     assert value_weight(cancelling_heads(task, 5.0)) == pytest.approx(2.0)
     with pytest.raises(ValueError, match="residual"):
         cancelling_frontier(TriggerTask(), _nodes(), [1.0])
+
+
+def test_in_floating_point_the_exact_layer_computes_nothing_useful():
+    """The exact layer's weights are about 1e17: in float64 its uniform rows cancel only to
+    within their rounding, so it errs by far more than the targets' size; in exact
+    arithmetic (the same function, Fractions) it is exact."""
+    import numpy as np
+
+    from attnsink.construct import cancelling_layer_float
+
+    c = _nodes()
+    alpha = cancelling_layer(16, c)
+    rng = random.Random(0)
+    x = sequence(rng, 16, 16, 7)
+    exact, _ = cancelling_layer_rows(x, 7, c, alpha)
+    small = [Fraction(1, 3), Fraction(2, 3), Fraction(3, 2)]  # three heads with modest weights: float agrees
+    a3 = cancelling_layer(4, small)
+    x4 = sequence(rng, 4, 8, 2)
+    assert np.allclose(
+        cancelling_layer_float(x4, 2, small, a3), np.array(cancelling_layer_rows(x4, 2, small, a3)[0], dtype=float)
+    )
+    err = np.abs(cancelling_layer_float(x, 7, c, alpha) - np.array(exact, dtype=float)).max()
+    assert err > 1.0

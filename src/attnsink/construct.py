@@ -246,3 +246,24 @@ def cancelling_tradeoff(seq_len: int, c, lams) -> list[dict]:
             {"lam": lam, "weight": float(np.abs(alpha).sum()), "r": (A @ alpha - 1).tolist(), "alpha": alpha.tolist()}
         )
     return out
+
+
+def cancelling_layer_float(tokens, trigger_pos: int, c, alpha, dtype="float64"):
+    """What :func:`cancelling_layer_rows` computes (the update added at every row), in floating
+    point of ``dtype`` instead of exact arithmetic, head after head as a model would: a
+    (seq_len, d) array. With weights as large as the exact layer's, its uniform rows cancel
+    only to within the rounding of those weights."""
+    import numpy as np
+
+    x = np.array([[float(v) for v in row] for row in tokens], dtype=dtype)
+    c = np.array([float(v) for v in c], dtype=dtype)
+    alpha = np.array([float(v) for v in alpha], dtype=dtype)
+    values = x.copy()
+    values[:, BOS] = 0  # every channel but BOS's
+    update = np.zeros_like(x)
+    for i in range(len(x)):
+        content = values[1 : i + 1].sum(axis=0)
+        for ch, ah in zip(c, alpha):
+            bos = ch if i == trigger_pos else np.ones((), dtype=dtype)
+            update[i] += ah * content / (bos + i)  # BOS's value is 0
+    return update

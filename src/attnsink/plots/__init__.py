@@ -22,6 +22,7 @@ from .style import set_theme
 from .trigger import (
     capped_tradeoff,
     head_kinds,
+    price_frontier,
     sink_certificate,
     sink_inequality,
     sink_vs_loss_steps,
@@ -41,6 +42,7 @@ __all__ = [
     "variants_summary",
     "sink_inequality",
     "capped_tradeoff",
+    "price_frontier",
     "model_label",
     "head_kinds",
     "sweep_metrics",

@@ -1,7 +1,8 @@
 """Charts of the trigger task's measurements: training curves (chapter 1), the sink
 inequality (chapters 2 and 4), its certificate and the capped-BOS trade-off (chapter 2),
 head kinds, the one-layer sweeps and the sink-versus-loss timing (chapter 5), and every
-rule's outcome (chapter 6). The frames they draw come from :mod:`attnsink.analysis`."""
+rule's outcome (chapter 6), and the price of no sink on a budget (chapter 4). The frames
+they draw come from :mod:`attnsink.analysis`."""
 
 from __future__ import annotations
 
@@ -250,5 +251,30 @@ def sink_certificate(curve: pd.DataFrame, heads: pd.DataFrame) -> plt.Figure:
     ax.set_ylabel("weight off BOS at position 1")
     ax.legend(fontsize=8, loc="lower right")
     sns.despine(fig)
+    fig.tight_layout()
+    return fig
+
+
+def price_frontier(front: pd.DataFrame, trained: pd.DataFrame) -> plt.Figure:
+    """The price of no sink on a budget (chapter 4): the relative error at the trigger of the
+    sink-free cancelling layer against its total value weight
+    (:func:`attnsink.analysis.cancelling_frontier`, one point per ridge weight), and where the
+    trained models sit (``trained``: ``model``, ``value weight``, ``rel_err_trigger``), on log axes."""
+    fig, ax = plt.subplots(figsize=(6.4, 4.4))
+    ax.plot(
+        front["weight"],
+        front["rel_err_trigger"],
+        "o-",
+        color="0.35",
+        lw=1.4,
+        ms=4,
+        label="sink-free layer (ridge path)",
+    )
+    sns.scatterplot(trained, x="value weight", y="rel_err_trigger", hue="model", style="model", s=60, ax=ax)
+    ax.set_xscale("log")
+    ax.set_yscale("log")
+    ax.set_xlabel("total value weight  Σ ‖W_V W_O‖ (all heads)")
+    ax.set_ylabel("relative error at the trigger")
+    ax.legend(fontsize=8, loc="lower left")
     fig.tight_layout()
     return fig
