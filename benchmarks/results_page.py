@@ -60,9 +60,10 @@ def store_section(store_dir: Path | None = None) -> str:
         runs = manifest["runs"] or [{}]
         for i, run in enumerate(runs):
             wall = run.get("wall_s")
+            where = f"{run['device']}: {run.get('machine', '')}" if run else "not trained yet"
             lines.append(
                 f"| {row.experiment if i == 0 else ''} | {f'{row.stored} of {row.models}' if i == 0 else ''} "
-                f"| {row.MB if i == 0 else ''} | {run.get('device', '')}: {run.get('machine', '')} "
+                f"| {row.MB if i == 0 else ''} | {where} "
                 f"| {'' if wall is None else f'{wall / 60:.1f} min'} | {run.get('date', '')} "
                 f"| {run.get('commit', '')} | {run.get('note', '')} |"
             )
