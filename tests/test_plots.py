@@ -115,13 +115,15 @@ def test_the_package_keeps_every_figure_at_its_old_address():
 def test_price_frontier_draws_the_path_and_every_trained_model_on_log_axes():
     import pandas as pd
 
-    front = pd.DataFrame({"weight": [5.0, 50.0, 5e4], "rel_err_trigger": [0.3, 0.05, 1e-4]})
+    front = pd.DataFrame(
+        {"path": ["a", "a", "a", "b"], "weight": [5.0, 50.0, 5e4, 3.0], "rel_err_trigger": [0.3, 0.05, 1e-4, 0.1]}
+    )
     trained = pd.DataFrame(
         {"model": ["softmax 2 × 2", "relu 2 × 2"], "value weight": [2.7, 3.0], "rel_err_trigger": [2e-5, 3e-5]}
     )
     fig = plots.price_frontier(front, trained)
     ax = fig.axes[0]
     assert ax.get_xscale() == "log" and ax.get_yscale() == "log"
-    assert list(ax.lines[0].get_xdata()) == [5.0, 50.0, 5e4]
+    assert list(ax.lines[0].get_xdata()) == [5.0, 50.0, 5e4] and list(ax.lines[1].get_xdata()) == [3.0]
     assert sum(len(c.get_offsets()) for c in ax.collections) == 2  # one marker per trained model
     matplotlib.pyplot.close(fig)

@@ -81,3 +81,23 @@ def test_variants_summary_colours_every_class():
     labels = [t.get_text() for t in fig.axes[0].get_legend().get_texts()]
     assert labels == ["simplex", "partial", "off state"]
     matplotlib.pyplot.close(fig)
+
+
+def test_relu_visible_is_exact_without_bos():
+    """Chapter 6's claim: with the trigger query scoring 1 on every key and every other query
+    scoring 0, relu_visible (scale 1/(i+1)) outputs the exact target of the task without BOS."""
+    from attnsink import AttentionModel, TriggerTask
+    from attnsink.task import TRIGGER
+
+    task = TriggerTask(bos=False)
+    n = task.d_model
+    model = AttentionModel(n, attention="relu_visible")
+    qk = torch.zeros(n, n)
+    qk[TRIGGER, n - 1] = qk[TRIGGER, TRIGGER] = 1.0  # bias channel (content) and trigger channel
+    with torch.no_grad():
+        model.W_Q.copy_(qk[None, None])
+        for w in (model.W_K, model.W_V, model.W_O):
+            w.copy_(torch.eye(n)[None, None])
+    batch = task.sample(300, generator=torch.Generator().manual_seed(0))
+    y_hat, _ = model(batch.x)
+    torch.testing.assert_close(y_hat, batch.y, atol=1e-6, rtol=0)

@@ -422,8 +422,8 @@ def cancelling_frontier(task: TriggerTask, c, lams, *, n: int = 1000, seed: int 
     (the value maps' total operator norm), ``max_r`` (the largest relative amplitude error of
     the trigger's update, over trigger positions) and ``rel_err_trigger`` (the mean squared
     error at the trigger over the mean squared update, as :func:`attnsink.metrics.evaluate`
-    computes it) on ``n`` test sequences of ``task`` (the residual task with BOS). The layer is
-    exact at every other row, so its ``rel_err_nontrigger`` is 0."""
+    computes it) on ``n`` test sequences of ``task`` (the residual task with BOS). Its weights
+    sum to zero up to float64 rounding, so every other row is zero to that rounding."""
     from .construct import cancelling_tradeoff
 
     if not (task.residual and task.bos):

@@ -245,7 +245,7 @@ def hull_distance_floor(model, task: TriggerTask) -> tuple[float, float]:
     if model.mlp or model.layer_norm:
         raise ValueError("hull_distance_floor needs values linear in the token (no MLP, no LayerNorm)")
     with torch.no_grad():
-        w = (model.W_V[0, 0] @ model.W_O[0, 0]).double()  # (d, d): row c is channel c's value
+        w = model.W_V[0, 0].double() @ model.W_O[0, 0].double()  # (d, d): row c is channel c's value
     n = task.d_model
     noise = w[2 : n - 1]  # (m, d)
     # an orthonormal basis of the noise rows' span, from the SVD (rank-revealing; an unpivoted

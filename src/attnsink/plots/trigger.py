@@ -256,25 +256,20 @@ def sink_certificate(curve: pd.DataFrame, heads: pd.DataFrame) -> plt.Figure:
 
 
 def price_frontier(front: pd.DataFrame, trained: pd.DataFrame) -> plt.Figure:
-    """The price of no sink on a budget (chapter 4): the relative error at the trigger of the
-    sink-free cancelling layer against its total value weight
-    (:func:`attnsink.analysis.cancelling_frontier`, one point per ridge weight), and where the
-    trained models sit (``trained``: ``model``, ``value weight``, ``rel_err_trigger``), on log axes."""
-    fig, ax = plt.subplots(figsize=(6.4, 4.4))
-    ax.plot(
-        front["weight"],
-        front["rel_err_trigger"],
-        "o-",
-        color="0.35",
-        lw=1.4,
-        ms=4,
-        label="sink-free layer (ridge path)",
-    )
+    """The price of a cap on BOS, on a budget (chapter 4): the relative error at the trigger of
+    sink-free cancelling layers against their total value weight, one line per ``path`` of
+    ``front`` (:func:`attnsink.analysis.cancelling_frontier`, one point per ridge weight), and
+    single models as markers (``trained``: ``model``, ``value weight``, ``rel_err_trigger``),
+    on log axes."""
+    fig, ax = plt.subplots(figsize=(6.4, 4.6))
+    greys = ["0.15", "0.45", "0.7", "0.85"]
+    for (path, points), grey in zip(front.groupby("path", sort=False), greys):
+        ax.plot(points["weight"], points["rel_err_trigger"], "o-", color=grey, lw=1.4, ms=3, label=path)
     sns.scatterplot(trained, x="value weight", y="rel_err_trigger", hue="model", style="model", s=60, ax=ax)
     ax.set_xscale("log")
     ax.set_yscale("log")
     ax.set_xlabel("total value weight  Σ ‖W_V W_O‖ (all heads)")
     ax.set_ylabel("relative error at the trigger")
-    ax.legend(fontsize=8, loc="lower left")
+    ax.legend(fontsize=7, loc="upper right")
     fig.tight_layout()
     return fig
