@@ -276,3 +276,26 @@ def test_ctrl_c_keeps_what_finished_and_stops_the_rest(ray_two_cpus):
     with pytest.raises(KeyboardInterrupt):
         cluster.in_ray(slow, [(0,), (1,), (2,)], on_result=keep)
     assert kept == {0: 0} and time.monotonic() - start < 20  # the 30 s tasks were cancelled, not awaited
+
+
+@pytest.mark.parametrize("workers", ["1", "2"])  # here, and in worker processes
+def test_a_diverging_point_is_recorded_and_the_sweep_finishes(tmp_path, capsys, workers):
+    """A point whose loss turns non-finite does not stop the sweep: its runs say diverged (in
+    runs.json and the table), the other points train, and the exit status says some failed."""
+    import json
+
+    from attnsink.__main__ import main
+
+    spec = tmp_path / "s.yaml"
+    spec.write_text("seq_len: [8]\nd_model: [8]\nlr: [1e-3, 1e9]\nsteps: 30\nseeds: 2\nstop_linf: null\n")
+    out = tmp_path / "o"
+    assert main(["grid", str(spec), "--no-cache", "--workers", workers, "--out", str(out)]) == 1
+    err = capsys.readouterr().err
+    assert "2 of 4 runs diverged" in err and '"lr": 1000000000.0' in err
+    runs = json.loads((out / "runs.json").read_text())["runs"]
+    bad = [r for r in runs if r["diverged"]]
+    good = [r for r in runs if not r["diverged"]]
+    assert {r["lr"] for r in bad} == {1e9} and {r["seed"] for r in bad} == {0, 1}
+    assert "non-finite loss" in bad[0]["error"] and "bos_mass_nontrigger" not in bad[0]
+    assert len(good) == 2 and all(r["lr"] == 1e-3 and r["mse"] >= 0 for r in good)
+    assert (out / "summary.png").stat().st_size > 0 and (out / "runs.csv").exists()

@@ -224,7 +224,7 @@ def _grid(parser: argparse.ArgumentParser, args) -> int:
     cache_dir = _cache_folder(cmd, args)
 
     from . import plots
-    from .experiments.grid import run_grid
+    from .experiments.grid import AXES, run_grid
 
     print(
         f"grid {args.spec}: {len(spec.points)} points x {spec.seeds} seeds on the {args.backend} backend",
@@ -248,6 +248,12 @@ def _grid(parser: argparse.ArgumentParser, args) -> int:
     print(
         f"wrote {out / 'runs.json'}, {out / 'runs.csv'} and {out / 'summary.png'} ({len(table)} runs)", file=sys.stderr
     )
+    if result.diverged:
+        points = sorted({json.dumps({k: r[k] for k in AXES}, sort_keys=True) for r in result.diverged})
+        print(f"error: {len(result.diverged)} of {len(table)} runs diverged (non-finite loss) at:", file=sys.stderr)
+        for point in points:
+            print(f"  {point}", file=sys.stderr)
+        return 1
     return 0
 
 

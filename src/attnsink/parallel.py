@@ -35,7 +35,7 @@ from .cache import MissingResultsError, entry_meta, load, store
 from .engine import train_spec
 from .lm import GPTSpec, load_gpt, train_gpt
 from .spec import RunSpec
-from .training import TrainResult, resolve_device
+from .training import NonFiniteLossError, TrainResult, resolve_device
 
 WORKERS_ENV = "ATTNSINK_WORKERS"
 
@@ -143,9 +143,15 @@ def _init_worker(threads: int) -> None:
     torch.set_num_threads(threads)
 
 
-def _train_job(spec, seeds: list[int], device: str) -> list[dict]:
-    """In a worker: train one job's missing seeds, return their payloads (picklable)."""
-    return TRAINERS[spec.kind].train(spec, seeds, device, False)  # no bar per worker
+def _train_job(spec, seeds: list[int], device: str, record_failure: bool = False, progress: bool = False):
+    """Train one job's missing seeds (in a worker, or here); return their payloads (picklable).
+    With ``record_failure``, a non-finite loss returns ``{"failed": message}`` instead of raising."""
+    try:
+        return TRAINERS[spec.kind].train(spec, seeds, device, progress)
+    except NonFiniteLossError as e:
+        if not record_failure:
+            raise
+        return {"failed": str(e)}
 
 
 def in_processes(
@@ -190,6 +196,7 @@ def train_many(
     backend: str = "local",
     ray_options: dict | None = None,
     allow_training: bool = True,
+    failures: dict | None = None,
 ) -> list[list[TrainResult]]:
     """Every job's results (one per seed, in the job's order: a
     :class:`~attnsink.training.TrainResult`, or a GPT and its history), through the results
@@ -202,7 +209,10 @@ def train_many(
     ``num_gpus`` and ``max_retries`` come from ``ray_options``), on ``device`` as the workers
     see it (default: CUDA when the tasks ask for GPUs, else the CPU). With ``allow_training``
     False, a missing model raises :class:`~attnsink.cache.MissingResultsError` (how many are
-    missing, of how many) before anything trains."""
+    missing, of how many) before anything trains. A job whose training ends in a non-finite loss
+    raises :class:`~attnsink.training.NonFiniteLossError`; with a ``failures`` dict, it is
+    recorded there instead (job index -> message), its untrained seeds' results are None, and
+    every other job trains on."""
     if backend not in BACKENDS:
         raise ValueError(f"backend must be one of {list(BACKENDS)}, got {backend!r}")
     ray_options = dict(ray_options or {})
@@ -228,21 +238,24 @@ def train_many(
     # the longest first, so no worker idles at the end
     todo.sort(key=lambda i: -trainer(jobs[i]).cost(jobs[i].spec, len(lookups[i][2])))
 
-    def keep(k: int, payloads: list[dict]) -> None:
+    def keep(k: int, payloads) -> None:
         i = todo[k]
+        if isinstance(payloads, dict):  # {"failed": message}: nothing to keep
+            failures[i] = payloads["failed"]
+            return
         configs, found, missing = lookups[i]
         for seed, payload in zip(missing, payloads):
             found[seed] = payload
             if cache_dir is not None:
                 store(cache_dir, configs[jobs[i].seeds.index(seed)], payload, entry_meta(dev))
 
-    calls = [(jobs[i].spec, lookups[i][2], str(dev)) for i in todo]
+    calls = [(jobs[i].spec, lookups[i][2], str(dev), failures is not None) for i in todo]
     n_workers = min(n_workers, len(todo))
     if not todo:  # everything was in the store or the cache: no process, no cluster
         pass
     elif backend == "local" and n_workers <= 1:  # one after the other, here, with the trainers' own progress bars
-        for k, (spec, seeds, device) in enumerate(calls):
-            keep(k, TRAINERS[spec.kind].train(spec, seeds, device, progress))
+        for k, call in enumerate(calls):
+            keep(k, _train_job(*call, progress=progress))
     elif backend == "ray":
         from .cluster import in_ray
 
@@ -250,7 +263,7 @@ def train_many(
     else:
         in_processes(_train_job, calls, workers=n_workers, on_result=keep, progress=progress, desc="training groups")
     return [
-        [trainer(job).result(job.spec, s, found[s], dev) for s in job.seeds]
+        [trainer(job).result(job.spec, s, found[s], dev) if s in found else None for s in job.seeds]
         for job, (_, found, _) in zip(jobs, lookups)
     ]
 

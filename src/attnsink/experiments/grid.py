@@ -228,8 +228,14 @@ class GridResult:
     spec: GridSpec
     runs: list[dict]
 
+    @property
+    def diverged(self) -> list[dict]:
+        """The runs whose training ended in a non-finite loss."""
+        return [r for r in self.runs if r.get("diverged")]
+
     def frame(self):
-        """The runs as a table, one row per (point, seed), without the per-head entries."""
+        """The runs as a table, one row per (point, seed), without the per-head entries
+        (a diverged run's metrics are empty)."""
         import pandas as pd
 
         return pd.DataFrame([{k: v for k, v in r.items() if k != "heads"} for r in self.runs])
@@ -240,7 +246,16 @@ class GridResult:
         from .. import plots
 
         varied = [k for k in AXES if k != "attention" and len({repr(p[k]) for p in self.spec.points}) > 1]
-        return plots.grid_summary(self.frame(), varied, DEFAULTS)
+        frame = self.frame()
+        trained = frame[~frame["diverged"].astype(bool)]
+        if trained.empty:  # nothing to draw but the news
+            import matplotlib.pyplot as plt
+
+            fig, ax = plt.subplots(figsize=(4, 1.5))
+            ax.text(0.5, 0.5, "every run diverged (non-finite loss)", ha="center", va="center")
+            ax.set_axis_off()
+            return fig
+        return plots.grid_summary(trained, varied, DEFAULTS)
 
 
 def run_grid(
@@ -254,7 +269,9 @@ def run_grid(
     progress: bool = False,
 ) -> GridResult:
     """Train every point of ``spec`` (seeds as one stack per point) and evaluate each run on
-    :data:`~attnsink.profiles.N_TEST` test sequences. ``backend`` is ``"local"`` (processes on
+    :data:`~attnsink.profiles.N_TEST` test sequences. A point whose training ends in a
+    non-finite loss does not stop the sweep: its runs are recorded with ``diverged`` True and
+    the ``error``, and no metrics (every other run has ``diverged`` False). ``backend`` is ``"local"`` (processes on
     this machine, ``workers`` at once) or ``"ray"`` (one Ray task per point; ``address``
     joins a running cluster, None starts a local one)."""
     if not isinstance(spec, GridSpec):
@@ -263,6 +280,7 @@ def run_grid(
     if backend != "ray" and address is not None:
         raise ValueError("address is only for backend='ray'")
     jobs = spec.jobs()
+    failures: dict[int, str] = {}
     trained = train_many(
         jobs,
         cache_dir=cache_dir,
@@ -271,10 +289,14 @@ def run_grid(
         workers=workers,
         backend=backend,
         ray_options=ray_options,
+        failures=failures,
     )
     runs = []
-    for point, job, results in zip(spec.points, jobs, trained):
-        for r in results:
+    for i, (point, job, results) in enumerate(zip(spec.points, jobs, trained)):
+        for seed, r in zip(job.seeds, results):
+            if r is None:  # its group diverged: a record that says so, and the sweep goes on
+                runs.append({**point, "seed": seed, "diverged": True, "error": failures[i]})
+                continue
             record = run_record(r, evaluate(r.model.cpu(), job.task, n=N_TEST))
-            runs.append({**point, **record, **sink_timing(r.history)})
+            runs.append({**point, **record, **sink_timing(r.history), "diverged": False})
     return GridResult(spec, runs)
