@@ -152,7 +152,7 @@ def test_backcopy_experiment_records_every_rule_and_reuses_the_cache(tmp_path, m
     record = json.loads(out.read_text())
     assert [(r["attention"], r["bos"]) for r in record["runs"]] == [
         *[(rule, True) for rule in profiles.BACKCOPY_RULES],
-        ("softmax", False),
+        *[(rule, False) for rule in profiles.BACKCOPY_NO_BOS],
     ]
     for r in record["runs"]:
         assert np.asarray(r["first_ordinary"]).shape == (2, 4) and 0 <= r["copy_acc"] <= 1
@@ -164,7 +164,8 @@ def test_backcopy_experiment_records_every_rule_and_reuses_the_cache(tmp_path, m
     monkeypatch.setattr("attnsink.lm.training.train_lm", refuse)
     again = backcopy("quick", cache_dir=tmp_path / "c")
     assert again.runs[0]["val_loss"] == record["runs"][0]["val_loss"]
-    assert len(list((tmp_path / "c").glob("*.pt"))) == 5  # one entry per trained model
+    n_models = len(profiles.BACKCOPY_RULES) + len(profiles.BACKCOPY_NO_BOS)
+    assert len(list((tmp_path / "c").glob("*.pt"))) == n_models  # one entry per trained model
 
 
 def test_backcopy_models_are_the_same_trained_here_or_in_workers(monkeypatch):

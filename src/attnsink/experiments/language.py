@@ -10,6 +10,7 @@ from ..parallel import Job
 from ..profiles import (
     BACKCOPY,
     BACKCOPY_MODEL,
+    BACKCOPY_NO_BOS,
     BACKCOPY_RULES,
     BACKCOPY_TASK,
     TEXT,
@@ -56,13 +57,14 @@ def train_gpts(ctx: Context, runs: list[tuple], shape: dict) -> list[tuple[lm.GP
 @experiment("backcopy", BACKCOPY, figure=_figure, figure_name="heads")
 def backcopy(ctx: Context) -> ExperimentResult:
     """A 2-layer, 4-head GPT trained on Bigram-Backcopy with each rule of
-    :data:`~attnsink.profiles.BACKCOPY_RULES`, and softmax on the task without BOS.
+    :data:`~attnsink.profiles.BACKCOPY_RULES`, and each rule of
+    :data:`~attnsink.profiles.BACKCOPY_NO_BOS` on the task without BOS.
 
     One record per (rule, bos, seed): the validation loss, Sink_1^eps and
     :func:`attnsink.lm.backcopy_metrics` (per head: weight on token 0 and the row's weight,
     at trigger and at ordinary queries). ``results`` maps (rule, bos) to the trained models.
     """
-    models = [(rule, True) for rule in BACKCOPY_RULES] + [("softmax", False)]
+    models = [(rule, True) for rule in BACKCOPY_RULES] + [(rule, False) for rule in BACKCOPY_NO_BOS]
     tasks = {bos: lm.BigramBackcopy(**BACKCOPY_TASK, bos=bos) for bos in (True, False)}
     recipe = {"steps": ctx.settings.steps, "lr": ctx.settings.lr, "batch_size": ctx.settings.batch_size}
     wanted = [(tasks[bos], rule, seed, recipe) for rule, bos in models for seed in range(ctx.settings.seeds)]
