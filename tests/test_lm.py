@@ -330,3 +330,99 @@ def test_the_text_is_the_carried_corpus_on_every_python(tmp_path, monkeypatch):
     finally:
         monkeypatch.undo()
         data.text_corpus.cache_clear()
+
+
+def test_best_loss_is_zero_at_copies_and_the_chain_elsewhere():
+    for bos in (True, False):
+        task = BigramBackcopy(vocab_size=16, n_triggers=2, seq_len=24, bos=bos)
+        P, _ = task.chain()
+        x = task.sample(200, seed=4)
+        best = task.best_loss(x)
+        copy = task.trigger_targets(x)
+        assert best.shape == (200, 23) and copy.any()
+        assert (best[copy] == 0).all()
+        a, b = x[:, :-1], x[:, 1:]
+        chain = torch.from_numpy(-np.log(P))[a.clamp(max=15), b.clamp(max=15)]
+        start = 1 if bos else 0
+        assert torch.allclose(best[:, start:][~copy[:, start:]], chain[:, start:][~copy[:, start:]].double())
+        if bos:  # the first real token is uniform over the 14 non-triggers
+            assert torch.allclose(best[:, 0], torch.full((200,), np.log(14), dtype=torch.float64))
+        assert best.mean() > 0
+
+
+def test_ablate_heads_on_heads_whose_answer_is_known():
+    from attnsink.lm.metrics import ablate_heads
+    from attnsink.metrics import what_it_writes
+
+    model = small(seed=5)
+    x = TASK.sample(16, seed=3)
+    rows = torch.zeros(16, 23, dtype=torch.bool)
+    rows[:, 5:] = True
+    with torch.no_grad():
+        # layer 0, head 1 writes nothing: its slice of the output map is zero
+        model.blocks[0].out.weight[:, model.d_head :] = 0
+        # layer 1: every token reads the same LayerNorm output (gain 0, bias b), so each head writes a constant
+        model.blocks[1].ln1.weight.zero_()
+        model.blocks[1].ln1.bias.normal_(generator=torch.Generator().manual_seed(0))
+        model.blocks[1].qkv.weight[2 * 16 :].mul_(30)  # values, and so a constant, large enough to matter
+        model.blocks[1].out.weight.mul_(30)
+    res = ablate_heads(model, x, rows)
+    assert res["zero"].shape == (2, 2)
+    assert res["zero"][0, 1] == 0 and res["mean"][0, 1] == 0  # a head with no output map: nothing to take away
+    assert torch.allclose(res["mean"][1], torch.zeros(2), atol=1e-6)  # replacing a constant by its mean: no change
+    assert (res["zero"][1].abs() > 5e-5).all()  # ... replacing it by zero changes the loss
+    # zero at every query is the same as cutting the head's slice of the output map
+    everywhere = torch.ones(16, 23, dtype=torch.bool)
+    cut = ablate_heads(model, x, everywhere)["zero"][0, 0]
+    with torch.no_grad():
+        model.blocks[0].out.weight[:, : model.d_head] = 0
+    assert cut == pytest.approx(lm_loss(model.eval(), x).item() - res["loss"], abs=1e-5)
+    # per-head rows, and a head with no row is unmeasured
+    per_head = torch.zeros(2, 2, 16, 23, dtype=torch.bool)
+    per_head[1, 0] = rows
+    res2 = ablate_heads(model, x, per_head)
+    assert torch.isnan(res2["zero"][0]).all() and not torch.isnan(res2["zero"][1, 0])
+    with pytest.raises(ValueError, match="rows"):
+        ablate_heads(model, x, rows[:, :-1])
+    with pytest.raises(ValueError, match="rows"):
+        ablate_heads(model, x, rows.float())
+    with pytest.raises(ValueError, match="layers, heads"):
+        ablate_heads(model, x, torch.zeros(3, 2, 16, 23, dtype=torch.bool))
+    # the reading of the two ablations
+    assert what_it_writes(0.001, -0.002) == "nothing"
+    assert what_it_writes(0.05, 0.001) == "constant"
+    assert what_it_writes(0.05, 0.04) == "informative"
+    assert what_it_writes(float("nan"), 0.0) == "unmeasured"
+    assert list(what_it_writes([0.0, 0.1], [0.0, 0.1])) == ["nothing", "informative"]
+    with pytest.raises(ValueError, match="tol"):
+        what_it_writes(0.0, 0.0, tol=-1)
+    with pytest.raises(ValueError, match="same shape"):
+        what_it_writes([0.0], [0.0, 0.1])
+
+
+def test_backcopy_metrics_measure_entropy_and_what_heads_write():
+    from attnsink.lm import backcopy_metrics
+    from attnsink.lm.metrics import _entropy
+
+    w = torch.tensor([[[[1.0, 0, 0], [0.5, 0.5, 0], [1, 0, 0]], [[1.0, 0, 0], [0, 0, 0], [1 / 3, 1 / 3, 1 / 3]]]])
+    e = _entropy(w)
+    assert torch.isnan(e[0, :, 0]).all()  # query 0 sees one key
+    assert e[0, 0, 1] == pytest.approx(1) and e[0, 0, 2] == 0  # spread evenly / on one key
+    assert torch.isnan(e[0, 1, 1]) and e[0, 1, 2] == pytest.approx(1)  # an empty row has no entropy
+    m = backcopy_metrics(small(seed=1), TASK, n=32)
+    for key in ("entropy_ordinary", "out_ratio", "first_value", "ablate_zero", "ablate_trigger_mean"):
+        assert np.asarray(m[key]).shape == (2, 2)
+    assert m["best_loss"] < m["loss"] and m["best_copy_loss"] == 0 and m["best_other_loss"] > 0
+
+
+def test_sink_rows_are_the_queries_with_most_weight_on_token_0():
+    from attnsink.lm import sink_rows
+
+    w = torch.zeros(2, 1, 4, 4)
+    w[:, 0, :, 0] = torch.tensor([1.0, 0.6, 0.5, 0.2])
+    rows = sink_rows([w, w])
+    assert rows.shape == (2, 1, 2, 4)
+    assert rows[0, 0, 0].tolist() == [False, True, False, False]  # query 0 never; 0.5 is not more than half
+    assert sink_rows([w], at=0.1)[0, 0, 0].tolist() == [False, True, True, True]
+    with pytest.raises(ValueError, match="at"):
+        sink_rows([w], at=1.0)

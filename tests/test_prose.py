@@ -132,36 +132,39 @@ def test_sink_sentence_none_at_the_end():
     )
 
 
-def test_sink_value_sentence():
+def test_sink_writes_sentence():
     none = heads_table("softmax", 0.01, [[[0.1, 0.1]]])
-    assert prose.sink_value_sentence(none, eps=EPS).startswith("No softmax head ended as a sink")
+    assert prose.sink_writes_sentence(none, eps=EPS).startswith("No softmax head ended as a sink")
     one = heads_table("softmax", 0.01, [[[0.6, 0.1]]], value_ratio=0.9)
-    assert prose.sink_value_sentence(one, eps=EPS) == (
-        "In the head that ended as a sink, the first token's value norm is 0.90 times the other tokens', so it "
-        "writes the first token's value, nearly the same vector at every position, which acts like a bias rather "
-        "than as the trigger task's do-nothing sink."
+    one["ablate_zero"], one["ablate_mean"], one["writes"] = [0.25, 0.0], [0.0001, 0.0], ["constant", "nothing"]
+    assert prose.sink_writes_sentence(one, eps=EPS) == (
+        "At its sink rows (the queries where more than half of a head's weight is on the first token), the head "
+        "that ended as a sink writes a constant. Replacing the output there by zero costs 0.2500 nats per "
+        "character, replacing it by its mean 0.0001; the first token's value norm is 0.90 times the other tokens'. "
+        "A sink of this kind is not the trigger task's do-nothing sink: the head reads the first token's value at "
+        "every position where it parks, and the model uses that constant, as it would a bias."
     )
     two = heads_table("softmax", 0.01, [[[0.6, 0.8]]], value_ratio=0.9)
-    two.loc[0, "value_ratio"] = 0.2
-    assert prose.sink_value_sentence(two, eps=EPS) == (
-        "In the 2 heads that ended as sinks, the first token's value norm is 0.20 to 0.90 times the other tokens', "
-        "so some of them write little when they sit on it, like the trigger task's sink."
+    two["ablate_zero"], two["ablate_mean"] = [0.001, 0.3], [0.0, 0.2]
+    two["writes"] = ["nothing", "informative"]
+    text = prose.sink_writes_sentence(two, eps=EPS)
+    assert (
+        "the 2 heads that ended as sinks write: one head nothing that matters, one head something that depends" in text
     )
-    one_small = heads_table("softmax", 0.01, [[[0.6, 0.1]]], value_ratio=0.2)
-    assert prose.sink_value_sentence(one_small, eps=EPS).endswith(
-        "is 0.20 times the other tokens', so it writes little when it sits on it, like the trigger task's sink."
-    )
+    assert "bias" not in text and "zero costs 0.0010 to 0.3000 nats" in text
+    two["ablate_zero"], two["ablate_mean"], two["writes"] = [0.1, 0.3], [0.0, 0.0], ["constant", "constant"]
+    assert "the 2 heads that ended as sinks all write a constant" in prose.sink_writes_sentence(two, eps=EPS)
     relu = heads_table("relu", 0.01, [[[0.6, 0.8]]])
-    assert prose.sink_value_sentence(relu, eps=EPS).startswith("No softmax head")  # softmax heads only
+    assert prose.sink_writes_sentence(relu, eps=EPS).startswith("No softmax head")  # softmax heads only
 
 
 @pytest.mark.parametrize(
     ("low", "high", "start"),
     [
         ([0.1, 0.1], [0.1, 0.1], "Here neither learning rate ends with a first-token head"),
-        ([0.1, 0.1], [0.5, 0.6], "Here too the larger learning rate ends with more first-token heads (2 at 0.01, 0"),
-        ([0.5, 0.1], [0.1, 0.1], "Here, unlike there, the smaller learning rate ends with more first-token heads (1"),
-        ([0.5, 0.1], [0.1, 0.5], "Here the two learning rates end with as many first-token heads (1 at each, over"),
+        ([0.1, 0.1], [0.5, 0.6], "Here 2 of the 2 softmax heads trained at 0.01 end on the first token, and 0 of"),
+        ([0.5, 0.1], [0.1, 0.1], "Here 0 of the 2 softmax heads trained at 0.01 end on the first token, and 1 of"),
+        ([0.5, 0.1], [0.1, 0.5], "Here 1 of the 2 softmax heads trained at 0.01 end on the first token, and 1 of"),
     ],
 )
 def test_course_sentence(low, high, start):
@@ -170,6 +173,7 @@ def test_course_sentence(low, high, start):
     runs = [run("softmax", 0.003, [[[0.1, 0.1]], [low]]), run("softmax", 0.01, [[[0.1, 0.1]], [high]])]
     text = prose.course_sentence(heads, runs, settings, eps=EPS)
     assert text.startswith(start) and text.endswith(".")
+    assert ("too few to say" in text) == (max(low + high) > EPS)  # at most 2 heads: fewer than prose.FEW
     assert ("over 1 run at each rate" in text) == (max(low + high) > EPS)  # "neither" needs no count
     crossed = max(low + high) > EPS
     assert ("by step 500 of 2,000 (see the figure)" in text) == crossed

@@ -254,6 +254,16 @@ def spread(values: pd.Series) -> str:
     return f"{values.mean():.3f} [{values.min():.3f}, {values.max():.3f}]"
 
 
+def mean_range(values, digits: int = 3) -> str:
+    """'0.044 (0.040–0.048)': the mean and, in brackets, the smallest and largest value (over
+    seeds, say), to ``digits`` decimals; the mean alone for one value."""
+    v = np.asarray(values, dtype=float)
+    if not v.size:
+        raise ValueError("mean_range needs at least one value")
+    mean = f"{v.mean():.{digits}f}"
+    return mean if v.size == 1 else f"{mean} ({v.min():.{digits}f}–{v.max():.{digits}f})"
+
+
 def kind_counts(kinds) -> str:
     """'3 sink, 1 dormant': how many of each kind, the commonest first."""
     return ", ".join(f"{n} {kind}" for kind, n in pd.Series(list(kinds), dtype=object).value_counts().items())

@@ -57,3 +57,14 @@ def models_line(profile: str, *, train: bool, store: bool, cache: bool, chosen: 
         fate, how = "; missing ones are not trained", "ATTNSINK_TRAIN=1 trains them"
     default = "" if chosen else f" ({'GPU' if profile == 'full' else 'no GPU'})"
     return f"profile {profile}{default}: {where}{fate} ({how}; ATTNSINK_PROFILE=quick|full switches)"
+
+
+def table(df, caption: str, *, precision: int = 3, index: bool = True):
+    """``df`` as the book shows a table: a pandas Styler with ``caption`` above it, floats to
+    ``precision`` decimals (strings, such as :func:`attnsink.analysis.mean_range`'s, as they
+    are), and the index shown only when ``index``. The look (padding, right-aligned tabular
+    digits) is the book's stylesheet's (``_static/tables.css``)."""
+    if not caption:
+        raise ValueError("caption must say what the table shows")
+    styler = df.style.format(precision=precision).set_caption(caption)
+    return styler if index else styler.hide(axis="index")

@@ -130,7 +130,13 @@ VARIANTS = {
 # ---- language models: a small GPT on the Bigram-Backcopy language ----
 BACKCOPY_TASK = {"vocab_size": 32, "n_triggers": 3, "seq_len": 48}  # Guo et al. (2024)'s task, small
 BACKCOPY_MODEL = {"d_model": 64, "n_layers": 2, "n_heads": 4}
-BACKCOPY_RULES = ("softmax", "relu", "softmax1", "sigmoid", "sink_logit")  # softmax, and rules that can switch a head off
+BACKCOPY_RULES = (
+    "softmax",
+    "relu",
+    "softmax1",
+    "sigmoid",
+    "sink_logit",
+)  # softmax, and rules that can switch a head off
 BACKCOPY_NO_BOS = ("softmax", "relu", "sigmoid")  # the rules trained on the language without BOS as well
 BACKCOPY = {  # AdamW at 3e-3, batches of 32 sequences; no stopping rule (stop_linf is unused)
     "quick": Settings(seeds=2, steps=600, lr=3e-3, batch_size=32, stop_linf=None),

@@ -137,53 +137,74 @@ def sink_sentence(heads: pd.DataFrame, runs: list[dict], rule: str, lr: float, *
     )
 
 
-def sink_value_sentence(heads: pd.DataFrame, *, eps: float) -> str:
-    """What the softmax heads that end as sinks write: the first token's value norm over the
-    other tokens' (``value_ratio``), read as a bias (above 0.5 in every such head) or as the
-    trigger task's do-nothing sink."""
+def sink_writes_sentence(heads: pd.DataFrame, *, eps: float) -> str:
+    """What the softmax heads that end as sinks (``first_mean`` above ``eps``) write at their
+    sink rows, by ablation: how many write nothing, a constant or something that depends on
+    the input (``writes``, the labels of :func:`attnsink.metrics.what_it_writes`), what zeroing
+    and mean-replacing their output there costs (``ablate_zero``, ``ablate_mean``), and the
+    first token's value norm over the other tokens' (``value_ratio``)."""
     sinks = heads[(heads["attention"] == "softmax") & (heads["first_mean"] > eps)]
     if sinks.empty:
-        return "No softmax head ended as a sink, so there is no sink's value to look at."
-    one = len(sinks) == 1
-    who = "the head that ended as a sink" if one else f"the {len(sinks)} heads that ended as sinks"
-    if sinks["value_ratio"].min() > 0.5:
-        what = (
-            f"so {'it writes' if one else 'these heads write'} the first token's value, nearly the same vector "
-            "at every position, which acts like a bias rather than as the trigger task's do-nothing sink"
-        )
+        return "No softmax head ended as a sink, so there is no sink's output to test."
+    kinds = sinks["writes"]
+    n = len(sinks)
+    words = {
+        "nothing": "nothing that matters",
+        "constant": "a constant",
+        "informative": "something that depends on the input",
+        "unmeasured": "at no sink row",
+    }
+    counts = [f"{count_phrase(int((kinds == k).sum()), 'head')} {words[k]}" for k in words if (kinds == k).any()]
+    if n == 1:
+        what = f"the head that ended as a sink writes {words[kinds.iloc[0]]}"
+    elif kinds.nunique() == 1:
+        what = f"the {n} heads that ended as sinks all write {words[kinds.iloc[0]]}"
     else:
-        what = f"so {'it writes' if one else 'some of them write'} little when {'it sits' if one else 'they sit'} on it"
-        what += ", like the trigger task's sink"
-    ratio = value_span(sinks["value_ratio"])
-    return f"In {who}, the first token's value norm is {ratio} times the other tokens', {what}."
+        what = f"the {n} heads that ended as sinks write: {', '.join(counts)}"
+    text = (
+        f"At its sink rows (the queries where more than half of a head's weight is on the first token), {what}. "
+        "Replacing the output there by zero costs "
+        f"{_nats(sinks['ablate_zero'])} nats per character, replacing it by its mean "
+        f"{_nats(sinks['ablate_mean'])}; the first token's value norm is {value_span(sinks['value_ratio'])} "
+        "times the other tokens'"
+    )
+    if (kinds == "constant").all():
+        text += (
+            ". A sink of this kind is not the trigger task's do-nothing sink: the head reads the first token's "
+            "value at every position where it parks, and the model uses that constant, as it would a bias"
+        )
+    return text + "."
+
+
+def _nats(values) -> str:
+    """'0.0123' or '-0.0001 to 0.3456': a change in loss, four decimals."""
+    v = np.asarray(values, dtype=float)
+    return f"{v.min():.4f}" if v.size == 1 else f"{v.min():.4f} to {v.max():.4f}"
 
 
 def course_sentence(heads: pd.DataFrame, runs: list[dict], settings, *, eps: float, full=None) -> str:
-    """How the number of softmax heads that end on the first token moves with the learning
-    rate (there must be two), and by which step every run that had one had it; ``settings``
-    are the profile's (its seeds and steps), ``full`` the full profile's when this one is
-    quick (the sentence then points to it)."""
+    """How many softmax heads end on the first token at each of the two learning rates (there
+    must be two), said as counts out of the heads trained at each rate, with no trend read
+    into fewer than :data:`FEW` heads; and by which step every run that had one had it;
+    ``settings`` are the profile's (its seeds and steps), ``full`` the full profile's when this
+    one is quick (the sentence then points to it)."""
     soft = heads[heads["attention"] == "softmax"]
     lrs = sorted(soft["lr"].unique())
     if len(lrs) != 2:
         raise ValueError(f"course_sentence compares two learning rates, got {lrs}")
     count = {lr: int((soft[soft["lr"] == lr]["first_mean"] > eps).sum()) for lr in lrs}
+    total = {lr: int((soft["lr"] == lr).sum()) for lr in lrs}
     (lo, n_lo), (hi, n_hi) = sorted(count.items())
     runs_per = f"over {plural(settings.seeds, 'run')} at each rate"
     if n_lo == n_hi == 0:
         text = "Here neither learning rate ends with a first-token head"
-    elif n_hi > n_lo:
-        text = (
-            "Here too the larger learning rate ends with more first-token heads "
-            f"({n_hi} at {hi:g}, {n_lo} at {lo:g}, {runs_per})"
-        )
-    elif n_hi < n_lo:
-        text = (
-            "Here, unlike there, the smaller learning rate ends with more first-token heads "
-            f"({n_lo} at {lo:g}, {n_hi} at {hi:g}, {runs_per})"
-        )
     else:
-        text = f"Here the two learning rates end with as many first-token heads ({n_lo} at each, {runs_per})"
+        text = (
+            f"Here {n_hi} of the {total[hi]} softmax heads trained at {hi:g} end on the first token, and {n_lo} of "
+            f"the {total[lo]} trained at {lo:g} ({runs_per})"
+        )
+        if max(n_lo, n_hi) < FEW:
+            text += ": too few to say which way the learning rate moves them"
     first = [c[0] for r in runs if r["attention"] == "softmax" if (c := first_crossing(r["history"], eps)) is not None]
     if first:
         text += (
@@ -196,6 +217,11 @@ def course_sentence(heads: pd.DataFrame, runs: list[dict], settings, *, eps: flo
             f"({full.seeds} seeds, {full.steps:,} steps)"
         )
     return text + "."
+
+
+FEW = 5
+"""Fewer first-token heads than this at both learning rates are too few to read a trend from
+(:func:`course_sentence`)."""
 
 
 def scope_phrase(profile: str, settings, full=None) -> str:
@@ -291,7 +317,7 @@ __all__ = [
     "first_crossing",
     "last_crossing",
     "sink_sentence",
-    "sink_value_sentence",
+    "sink_writes_sentence",
     "course_sentence",
     "scope_phrase",
     "off_heads_phrase",

@@ -103,7 +103,10 @@ def text_lm(ctx: Context) -> ExperimentResult:
     :data:`TEXT_EVERY` steps on fixed validation windows); per head, on the same windows at
     the end, the first-token weight and the first token's value-norm ratio (``first_mean``,
     ``value_ratio``), and its share of the rows that carry weight (``first_share``, see
-    :func:`attnsink.metrics.first_share`; a ReLU row need not sum to one); and
+    :func:`attnsink.metrics.first_share`; a ReLU row need not sum to one); the share of its
+    queries that are sink rows (``sink_rows``, :func:`attnsink.lm.sink_rows`) and what its
+    output there is worth (``ablate_zero``, ``ablate_mean``: :func:`attnsink.lm.ablate_heads`,
+    NaN for a head with no sink row); and
     :func:`attnsink.lm.conditional_heads` on :data:`N_ANALYSIS` validation windows
     (``heads``). ``results`` maps (rule, lr) to the trained models.
     """
@@ -123,7 +126,8 @@ def text_lm(ctx: Context) -> ExperimentResult:
     wanted = [(task, rule, seed, recipes[lr]) for rule, lr in points for seed in range(s.seeds)]
     trained = iter(train_gpts(ctx, wanted, TEXT_MODEL))
     # train_lm's validation windows (the history ends here), read on the positions the models trained on
-    x = lm.val_batch(task, N_ANALYSIS)[:, :-1]
+    windows = lm.val_batch(task, N_ANALYSIS)
+    x = windows[:, :-1]
     runs, results = [], {}
     for attention, lr in points:
         results[attention, lr] = []
@@ -131,7 +135,10 @@ def text_lm(ctx: Context) -> ExperimentResult:
             model, history = next(trained)
             results[attention, lr].append(model)
             m = lm.head_metrics(model, x)
-            share = [first_share(w) for w in lm.head_outputs(model, x)["weights"]]
+            weights = lm.head_outputs(model, x)["weights"]
+            share = [first_share(w) for w in weights]
+            rows = lm.sink_rows(weights)
+            ablation = lm.ablate_heads(model, windows, rows)
             runs.append(
                 {
                     "attention": attention,
@@ -143,6 +150,9 @@ def text_lm(ctx: Context) -> ExperimentResult:
                     "first_mean": m["first_mean"].tolist(),
                     "value_ratio": m["value_ratio"].tolist(),
                     "first_share": share,
+                    "sink_rows": rows.float().mean((2, 3)).tolist(),
+                    "ablate_zero": ablation["zero"].tolist(),
+                    "ablate_mean": ablation["mean"].tolist(),
                     "history": {
                         "step": history["step"].tolist(),
                         "val_loss": history["val_loss"].tolist(),

@@ -11,7 +11,16 @@ language models (chapters 7 and 8), in four parts:
 """
 
 from .data import BigramBackcopy, CharText, task_config, text_corpus, val_batch
-from .metrics import HEAD_KEYS, backcopy_metrics, conditional_heads, head_metrics, head_outputs, head_rows
+from .metrics import (
+    HEAD_KEYS,
+    ablate_heads,
+    backcopy_metrics,
+    conditional_heads,
+    head_metrics,
+    head_outputs,
+    head_rows,
+    sink_rows,
+)
 from .model import GPT, Block, lm_loss
 from .training import GPTSpec, LMResult, load_gpt, param_groups, train_gpt, train_lm
 
@@ -23,6 +32,7 @@ __all__ = [
     "Block",
     "CharText",
     "LMResult",
+    "ablate_heads",
     "backcopy_metrics",
     "conditional_heads",
     "head_metrics",
@@ -31,6 +41,7 @@ __all__ = [
     "lm_loss",
     "load_gpt",
     "param_groups",
+    "sink_rows",
     "task_config",
     "text_corpus",
     "train_gpt",

@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import gzip
 import hashlib
+import math
 from dataclasses import asdict, dataclass
 from functools import lru_cache
 from pathlib import Path
@@ -81,6 +82,23 @@ class BigramBackcopy:
         hit = torch.isin(inputs, torch.as_tensor(triggers, device=x.device))
         hit[:, : start + 1] = False  # the first real token is never a trigger
         return hit
+
+    def best_loss(self, x: torch.Tensor) -> torch.Tensor:
+        """(n, seq_len - 1): the least expected loss of any predictor at each next-token target
+        of sequences ``x`` of this language, given everything before it: 0 at a copy (the
+        input is a trigger: the target is the token before it), ``-log P[a, b]`` after any
+        other token ``a`` (the chain's own randomness; its mean over the targets is the
+        chain's entropy rate there), and ``log`` (the number of non-trigger tokens) for the
+        first real token, which follows BOS uniformly. Averaged over sequences drawn from
+        the language, this is the best loss a model can reach."""
+        P, _ = self.chain()
+        copy = self.trigger_targets(x).cpu()
+        inputs, targets = x[:, :-1].cpu(), x[:, 1:].cpu()
+        logP = torch.from_numpy(np.log(P))
+        best = -logP[inputs.clamp(max=self.vocab_size - 1), targets.clamp(max=self.vocab_size - 1)]
+        if self.bos:
+            best[:, 0] = math.log(self.vocab_size - self.n_triggers)
+        return torch.where(copy, 0.0, best).to(torch.float64)
 
 
 CORPUS = Path(__file__).parent / "corpus" / "pydoc_topics.txt.gz"

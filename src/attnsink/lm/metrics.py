@@ -9,6 +9,7 @@ never feeds the last one, so its position embedding never trains).
 from __future__ import annotations
 
 import torch
+import torch.nn.functional as F
 from torch import nn
 
 from .._checks import check_int
@@ -57,30 +58,160 @@ def head_metrics(model: GPT, x: torch.Tensor, *, eps: float = SINK_EPS) -> dict:
 
 
 @torch.no_grad()
+def ablate_heads(model: GPT, x: torch.Tensor, rows: torch.Tensor) -> dict:
+    """What each head's output is worth at the queries ``rows``, by ablation: the change in
+    the mean next-token loss over every target of sequences ``x`` (n, L) when the head's
+    output (what it adds before the output map) at those queries is replaced by zero
+    (``zero``) and by its mean over those queries (``mean``), one head at a time; both
+    (layers, heads), in nats per token. ``rows`` is bool, (n, L - 1) for every head or
+    (layers, heads, n, L - 1) per head, aligned with the inputs ``x[:, :-1]``; ``loss`` is the
+    unablated loss.
+
+    What the head writes there, read from the two (:func:`attnsink.metrics.what_it_writes`):
+    nothing if neither costs, a constant if zero costs and the mean does not, something
+    that depends on the input if the mean costs too."""
+    inputs, targets = x[:, :-1], x[:, 1:].to(device_of(model))
+    n_layers, n_heads = model.config["n_layers"], model.n_heads
+    if rows.dtype != torch.bool or rows.shape[-2:] != inputs.shape or rows.dim() not in (2, 4):
+        raise ValueError(
+            f"rows must be bool of shape {tuple(inputs.shape)} or (layers, heads, *{tuple(inputs.shape)}), "
+            f"aligned with x[:, :-1]; got {rows.dtype} {tuple(rows.shape)}"
+        )
+    if rows.dim() == 4 and rows.shape[:2] != (n_layers, n_heads):
+        raise ValueError(f"rows has {tuple(rows.shape[:2])} (layers, heads); the model has {(n_layers, n_heads)}")
+    rows = rows.to(device_of(model))
+    outputs = []
+
+    def keep(layer, o):
+        outputs.append(o)
+        return o
+
+    def loss(edit) -> float:
+        logits = _read_edited(model, inputs, edit)
+        return F.cross_entropy(logits.reshape(-1, logits.shape[-1]), targets.reshape(-1)).item()
+
+    base = loss(keep)
+    out = {"loss": base, "zero": torch.zeros(n_layers, n_heads), "mean": torch.zeros(n_layers, n_heads)}
+    for layer in range(n_layers):
+        for head in range(n_heads):
+            r = rows if rows.dim() == 2 else rows[layer, head]
+            if not r.any():
+                out["zero"][layer, head] = out["mean"][layer, head] = float("nan")
+                continue
+            mean = outputs[layer][:, head][r].mean(dim=0)
+            for kind, value in (("zero", torch.zeros_like(mean)), ("mean", mean)):
+
+                def replace(at, o, value=value, layer=layer, head=head, r=r):
+                    if at != layer:
+                        return o
+                    o = o.clone()
+                    o[:, head][r] = value
+                    return o
+
+                out[kind][layer, head] = loss(replace) - base
+    return out
+
+
+SINK_ROW = 0.5
+"""A query at which a head puts more than this share of its weight on token 0 is one of its
+*sink rows* (:func:`sink_rows`)."""
+
+
+def sink_rows(weights: list[torch.Tensor], at: float = SINK_ROW) -> torch.Tensor:
+    """(layers, heads, batch, query) bool: the queries from position 1 on at which each head
+    puts more than ``at`` of its weight on token 0 (query 0 sees only token 0, so it is never
+    one), for :func:`ablate_heads`. ``weights``: per layer, (batch, heads, query, key)."""
+    if not 0 <= at < 1:
+        raise ValueError(f"at must be in [0, 1), got {at!r}")
+    rows = torch.stack([w[..., 0].transpose(0, 1) > at for w in weights])
+    rows[..., 0] = False
+    return rows
+
+
+def _read_edited(model: GPT, x: torch.Tensor, edit) -> torch.Tensor:
+    was = model.training
+    model.eval()
+    try:
+        return model(x, edit=edit)
+    finally:
+        model.train(was)
+
+
+def _entropy(weights: torch.Tensor) -> torch.Tensor:
+    """(batch, heads, query): each row's entropy once normalised to sum one, over the entropy of
+    the uniform row on the keys it sees (1: spread evenly; 0: on one key); NaN for query 0 (it
+    sees one key) and for rows with no weight."""
+    total = weights.sum(-1, keepdim=True)
+    p = weights / total
+    h = -(p * torch.log(p.clamp(min=1e-30))).sum(-1)
+    seen = torch.arange(1, weights.shape[-1] + 1, dtype=weights.dtype, device=weights.device)
+    h = h / torch.log(seen)
+    return torch.where(total[..., 0] > 0, h, torch.nan)
+
+
+@torch.no_grad()
 def backcopy_metrics(model: GPT, task: BigramBackcopy, *, n: int = 256, seed: int = 2**31 - 2) -> dict:
-    """How a model trained on Bigram-Backcopy does it, on ``n`` fresh sequences: the loss and
-    accuracy at the copy targets (the token after a trigger) and the loss elsewhere; per
-    layer and head (lists of lists), the weight on token 0 and the whole row's weight, at
-    queries that are triggers and at ordinary queries (the first real token on)."""
+    """How a model trained on Bigram-Backcopy does it, on ``n`` fresh sequences.
+
+    The loss over every target (``loss``), at the copy targets (the token after a trigger:
+    ``copy_loss``, with the accuracy ``copy_acc``) and elsewhere (``other_loss``), each with the
+    least loss any predictor can have on the same targets (``best_*``, from
+    :meth:`BigramBackcopy.best_loss`). Per layer and head (lists of lists), at queries that are
+    triggers (``*_trigger``) and at ordinary queries from the first real token on
+    (``*_ordinary``): the weight on token 0 (``first_*``) and the whole row's weight
+    (``row_*``); at ordinary queries the rows' normalised entropy (``entropy_ordinary``, 1 for
+    weight spread evenly, see :func:`_entropy`) and the head's mean output norm over that at
+    triggers (``out_ratio``); token 0's value in output space over the median of the others'
+    (``first_value``); and what the head's output at ordinary queries is worth
+    (:func:`ablate_heads`: ``ablate_zero``, ``ablate_mean``), and at triggers, where a copying
+    head's output is the answer (``ablate_trigger_zero``, ``ablate_trigger_mean``).
+    """
     x = task.sample(n, seed=seed).to(device_of(model))
-    logits, attns, _ = _read(model, x[:, :-1])
+    logits, attns, values = _read(model, x[:, :-1])
     logp = torch.log_softmax(logits, dim=-1).gather(-1, x[:, 1:, None])[..., 0]
+    best = task.best_loss(x).to(logp.device)
     copy = task.trigger_targets(x)  # (n, L - 1), aligned with the queries of x[:, :-1]
     ordinary = ~copy
     ordinary[:, 0] = False  # query 0 sees only itself (BOS, or the first token without BOS): weight 1 on token 0
     out = {
+        "loss": -logp.mean().item(),
+        "best_loss": best.mean().item(),
         "copy_loss": -logp[copy].mean().item(),
+        "best_copy_loss": best[copy].mean().item(),
         "copy_acc": (logits.argmax(-1)[copy] == x[:, 1:][copy]).float().mean().item(),
         "other_loss": -logp[~copy].mean().item(),
+        "best_other_loss": best[~copy].mean().item(),
     }
     for name, rows in (("trigger", copy), ("ordinary", ordinary)):
         w = rows[:, None].float()  # (n, 1, query)
         out[f"first_{name}"] = [((a[..., 0] * w).sum((0, 2)) / w.sum((0, 2))).tolist() for a in attns]
         out[f"row_{name}"] = [((a.sum(-1) * w).sum((0, 2)) / w.sum((0, 2))).tolist() for a in attns]
+    out["entropy_ordinary"] = [_entropy(a).transpose(0, 1)[:, ordinary].nanmean(-1).tolist() for a in attns]
+    out["out_ratio"], out["first_value"] = [], []
+    for a, v in zip(attns, values):
+        norm = (a @ v).norm(dim=-1).transpose(0, 1)  # (heads, n, query)
+        out["out_ratio"].append((norm[:, ordinary].mean(-1) / norm[:, copy].mean(-1)).tolist())
+        key_norm = v.norm(dim=-1)  # (n, heads, key)
+        out["first_value"].append((key_norm[..., 0] / key_norm[..., 1:].median(dim=-1).values).mean(0).tolist())
+    for name, rows in (("", ordinary), ("_trigger", copy)):
+        ablation = ablate_heads(model, x, rows)
+        out[f"ablate{name}_zero"], out[f"ablate{name}_mean"] = ablation["zero"].tolist(), ablation["mean"].tolist()
     return out
 
 
-HEAD_KEYS = ("first_trigger", "first_ordinary", "row_trigger", "row_ordinary")
+HEAD_KEYS = (
+    "first_trigger",
+    "first_ordinary",
+    "row_trigger",
+    "row_ordinary",
+    "entropy_ordinary",
+    "out_ratio",
+    "first_value",
+    "ablate_zero",
+    "ablate_mean",
+    "ablate_trigger_zero",
+    "ablate_trigger_mean",
+)
 
 
 def head_rows(runs: list[dict]) -> list[dict]:

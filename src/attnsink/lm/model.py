@@ -11,7 +11,9 @@ task says otherwise.
 
 from __future__ import annotations
 
+import functools
 import math
+from collections.abc import Callable
 
 import torch
 import torch.nn.functional as F
@@ -49,9 +51,11 @@ class Block(nn.Module):
         ``o_h @ out_maps()[h]`` to the residual stream."""
         return self.out.weight.view(-1, self.n_heads, self.d_head).permute(1, 2, 0)
 
-    def forward(self, h: torch.Tensor, mask: torch.Tensor):
+    def forward(self, h: torch.Tensor, mask: torch.Tensor, edit: Callable[[torch.Tensor], torch.Tensor] | None = None):
         """The new residual stream, the weights (batch, heads, query, key) and the values
-        (batch, heads, key, d_head) of this block's heads."""
+        (batch, heads, key, d_head) of this block's heads. ``edit``, if given, receives the
+        heads' outputs (batch, heads, query, d_head) before the output map and returns what
+        the block adds instead (for ablations: :func:`attnsink.lm.ablate_heads`)."""
         B, L, _ = h.shape
         a_in = self.ln1(h)
         q, k, v = self.qkv(a_in).view(B, L, 3, self.n_heads, self.d_head).permute(2, 0, 3, 1, 4)
@@ -60,7 +64,10 @@ class Block(nn.Module):
         # a gated head's weights times sigmoid(gate(x_i)), per query and head
         gate = self.gate(a_in).transpose(1, 2) if self.rule.gated else None
         w = self.rule.weights(scores, mask, logit, gate)
-        o = (w @ v).transpose(1, 2).reshape(B, L, -1)
+        o = w @ v
+        if edit is not None:
+            o = edit(o)
+        o = o.transpose(1, 2).reshape(B, L, -1)
         h = h + self.out(o)
         h = h + self.mlp(self.ln2(h))
         return h, w, v
@@ -120,15 +127,23 @@ class GPT(nn.Module):
                 elif name.endswith("bias"):
                     p.zero_()
 
-    def forward(self, x: torch.Tensor, *, return_values: bool = False):
+    def forward(
+        self,
+        x: torch.Tensor,
+        *,
+        return_values: bool = False,
+        edit: Callable[[int, torch.Tensor], torch.Tensor] | None = None,
+    ):
+        """``edit(layer, outputs)``, if given, replaces the heads' outputs of each layer before
+        its output map (see :meth:`Block.forward`)."""
         B, L = x.shape
         if L > self.config["seq_len"]:
             raise ValueError(f"x has {L} tokens; the model was built for seq_len={self.config['seq_len']}")
         h = self.tok(x) + self.pos(torch.arange(L, device=x.device))
         mask = causal_mask(L, x.device)
         attns, values = [], []
-        for block in self.blocks:
-            h, w, v = block(h, mask)
+        for layer, block in enumerate(self.blocks):
+            h, w, v = block(h, mask, None if edit is None else functools.partial(edit, layer))
             if return_values:
                 attns.append(w)
                 values.append(torch.einsum("bhkd,hdm->bhkm", v, block.out_maps()))

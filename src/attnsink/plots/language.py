@@ -1,5 +1,6 @@
 """Figures of the language models: each head's weight on token 0 at ordinary and trigger
-queries (:func:`backcopy_heads`, chapter 7), and the sink forming during training
+queries (:func:`backcopy_heads`, chapter 7), what their outputs are worth
+(:func:`head_ablations`), and the sink forming during training
 (:func:`sink_over_training`, chapter 8). The frames they draw come from :mod:`attnsink.analysis`."""
 
 from __future__ import annotations
@@ -10,19 +11,55 @@ import seaborn as sns
 from ..analysis import backcopy_frame, sink_history_frame
 
 
+def _panels(n: int, ncols: int = 3, size: float = 3.0, **kw):
+    """A grid of ``n`` panels, at most ``ncols`` a row (a figure the book's column can show),
+    with the unused panels removed."""
+    rows = -(-n // ncols)
+    cols = min(n, ncols)
+    fig, axes = plt.subplots(rows, cols, figsize=(size * cols, size * rows), squeeze=False, **kw)
+    flat = axes.ravel()
+    for ax in flat[n:]:
+        ax.remove()
+    return fig, flat[:n]
+
+
 def backcopy_heads(runs: list[dict]) -> plt.Figure:
     """Each head's weight on token 0 at ordinary queries against trigger queries, one panel
-    per rule (and softmax without BOS), colour = layer: a dormant head sits top left (on
-    token 0 at ordinary tokens, off it at triggers)."""
+    per model (rule, with or without BOS), three a row, colour = layer: a dormant head sits
+    top left (on token 0 at ordinary tokens, off it at triggers)."""
     df = backcopy_frame(runs)
     models = list(dict.fromkeys(df["model"]))
-    fig, axes = plt.subplots(1, len(models), figsize=(3.4 * len(models), 3.4), squeeze=False, sharey=True)
-    for ax, name in zip(axes[0], models):
+    fig, axes = _panels(len(models), sharex=True, sharey=True)
+    for i, (ax, name) in enumerate(zip(axes, models)):
         part = df[df["model"] == name]
-        sns.scatterplot(data=part, x="first_trigger", y="first_ordinary", hue="layer", palette="deep", ax=ax, s=40)
+        sns.scatterplot(
+            data=part, x="first_trigger", y="first_ordinary", hue="layer", palette="deep", ax=ax, s=30, legend=i == 0
+        )
         ax.plot([0, 1], [0, 1], color="grey", lw=0.8, ls=":")
-        ax.set(xlim=(-0.03, 1.03), ylim=(-0.03, 1.03), title=name, xlabel="weight on token 0, trigger queries")
-        ax.set_ylabel("weight on token 0, ordinary queries")
+        ax.set(xlim=(-0.03, 1.03), ylim=(-0.03, 1.03), title=name, xlabel="on token 0 at triggers")
+        ax.set_ylabel("on token 0 at ordinary queries")
+    fig.tight_layout()
+    return fig
+
+
+def head_ablations(runs: list[dict], *, tol: float | None = None) -> plt.Figure:
+    """What each head's output is worth, by ablation (:func:`attnsink.lm.ablate_heads`): the
+    change in loss when the head's output is replaced by zero at ordinary queries (left) and
+    at triggers (right); one dot per head and seed, one row per model, colour = layer. The
+    grey band is ``tol`` (:data:`attnsink.metrics.WRITE_TOL`): a head inside it costs
+    nothing to silence there."""
+    from ..metrics import WRITE_TOL
+
+    tol = WRITE_TOL if tol is None else tol
+    df = backcopy_frame(runs)
+    fig, axes = plt.subplots(1, 2, figsize=(9, 0.45 * df["model"].nunique() + 1.4), sharey=True, sharex=True)
+    for ax, (where, y) in zip(axes, (("ordinary queries", "ablate_zero"), ("triggers", "ablate_trigger_zero"))):
+        ax.axvspan(-tol, tol, color="0.88", zorder=0)
+        sns.stripplot(
+            data=df, x=y, y="model", hue="layer", palette="deep", ax=ax, size=4, alpha=0.8, legend=ax is axes[1]
+        )
+        ax.set(title=f"output zeroed at {where}", xlabel="change in loss (nats per token)", ylabel="")
+    axes[1].legend(title="layer", loc="lower right", fontsize="small")
     fig.tight_layout()
     return fig
 
