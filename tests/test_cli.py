@@ -253,3 +253,36 @@ def test_an_unwritable_default_cache_is_named(tmp_path, monkeypatch, capsys, no_
     assert e.value.code == 2
     errors = [line for line in capsys.readouterr().err.splitlines() if "error:" in line]
     assert len(errors) == 1 and "ATTNSINK_CACHE_DIR" in errors[0], errors
+
+
+@pytest.mark.parametrize("command", [["reproduce", "single_layer"], ["grid", "spec.yaml"]])
+def test_progress_bars_by_default_on_a_terminal_only(monkeypatch, command):
+    import sys
+
+    from attnsink.__main__ import _parser, _progress
+
+    parser = _parser()
+    for tty in (True, False):
+        monkeypatch.setattr(sys.stderr, "isatty", lambda tty=tty: tty)
+        assert _progress(parser.parse_args(command)) is tty  # tqdm's convention: bars for a person watching
+        assert _progress(parser.parse_args([*command, "--progress"])) is True
+        assert _progress(parser.parse_args([*command, "--no-progress"])) is False
+
+
+def test_reproduce_passes_the_progress_choice_to_the_experiment(monkeypatch, tmp_path):
+    import sys
+
+    from attnsink import experiments
+
+    seen = []
+
+    def fake(profile, **kwargs):
+        seen.append(kwargs["progress"])
+        raise SystemExit(0)  # stop once the choice is seen
+
+    monkeypatch.setitem(experiments.EXPERIMENTS, "single_layer", fake)
+    monkeypatch.setattr(sys.stderr, "isatty", lambda: True)
+    for flags in ([], ["--no-progress"]):
+        with pytest.raises(SystemExit):
+            main(["reproduce", "single_layer", "--profile", "quick", "--out", str(tmp_path / "r.json"), *flags])
+    assert seen == [True, False]

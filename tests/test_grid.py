@@ -299,3 +299,30 @@ def test_a_diverging_point_is_recorded_and_the_sweep_finishes(tmp_path, capsys, 
     assert "non-finite loss" in bad[0]["error"] and "bos_mass_nontrigger" not in bad[0]
     assert len(good) == 2 and all(r["lr"] == 1e-3 and r["mse"] >= 0 for r in good)
     assert (out / "summary.png").stat().st_size > 0 and (out / "runs.csv").exists()
+
+
+def test_a_stack_that_cannot_fit_in_memory_is_refused_before_training(tmp_path, capsys, monkeypatch):
+    """``seeds: 100000000`` is refused at once, saying how much memory the stack needs, instead
+    of hanging while a hundred million models are built."""
+    from attnsink import engine
+    from attnsink.__main__ import main
+    from attnsink.spec import Arch, Recipe, RunSpec
+    from attnsink.task import TriggerTask
+
+    spec = RunSpec(TriggerTask(residual=True), Arch(n_layers=2, n_heads=2), Recipe(steps=10))
+    one = engine.stack_bytes(spec, 1)
+    assert engine.stack_bytes(spec, 3) == 3 * one and one > 4 * 4 * 2 * 2 * 16**2  # params, Adam, attention
+    monkeypatch.setattr(engine, "available_bytes", lambda device: 10 * one)
+    engine.check_fits(spec, 10)  # fits exactly
+    with pytest.raises(ValueError, match=r"seeds: 11 stacked models of this run need at least .* GiB on cpu"):
+        engine.train_spec(spec, list(range(11)), device="cpu")
+    monkeypatch.undo()
+    path = tmp_path / "huge.yaml"
+    path.write_text("seq_len: [8]\nd_model: [8]\nsteps: 10\nseeds: 100000000\n")
+    with pytest.raises(SystemExit) as exit_:
+        main(["grid", str(path), "--no-cache", "--out", str(tmp_path / "o")])
+    assert exit_.value.code == 2
+    err = capsys.readouterr().err
+    assert "seeds: 100,000,000 stacked models" in err and "GiB" in err
+    with pytest.raises(ValueError, match="seeds: 100,000,000"):
+        run_grid(path, cache_dir=None)

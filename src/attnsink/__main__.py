@@ -80,6 +80,15 @@ def _writable_folder(folder: Path) -> str | None:
     return None
 
 
+def _add_progress(cmd: argparse.ArgumentParser) -> None:
+    cmd.add_argument(
+        "--progress",
+        action=argparse.BooleanOptionalAction,
+        default=None,
+        help="progress bars on stderr (default: on when stderr is a terminal)",
+    )
+
+
 def _parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(prog="python -m attnsink", description=__doc__.splitlines()[0])
     sub = parser.add_subparsers(dest="command", required=True)
@@ -94,7 +103,7 @@ def _parser() -> argparse.ArgumentParser:
     rep.add_argument("--seeds", type=_positive_int, default=None, help="number of seeds (default: the profile's)")
     rep.add_argument("--out", type=Path, default=None, help="JSON file to write (default: results/NAME.json)")
     rep.add_argument("--device", default=None, help="torch device (default: cuda when available, else cpu)")
-    rep.add_argument("--progress", action="store_true", help="show progress bars")
+    _add_progress(rep)
     rep.add_argument(
         "--workers",
         type=_positive_int,
@@ -145,12 +154,18 @@ def _parser() -> argparse.ArgumentParser:
     grid.add_argument(
         "--device", default=None, help="torch device (default: cuda when available; ray: cuda if num_gpus)"
     )
-    grid.add_argument("--progress", action="store_true", help="show a progress bar")
+    _add_progress(grid)
     grid.add_argument("--workers", type=_positive_int, default=None, help="local only: processes that train at once")
     grid.add_argument("--cache-dir", type=Path, default=None, help="results cache (default: the chapters')")
     grid.add_argument("--no-cache", action="store_true", help="train everything and keep nothing")
     parser.grid = grid
     return parser
+
+
+def _progress(args) -> bool:
+    """``--progress`` / ``--no-progress`` if given, else whether stderr is a terminal (tqdm's
+    convention: bars for a person watching, none in logs and pipes)."""
+    return args.progress if args.progress is not None else sys.stderr.isatty()
 
 
 def _device_and_workers(cmd: argparse.ArgumentParser, args):
@@ -217,6 +232,10 @@ def _grid(parser: argparse.ArgumentParser, args) -> int:
         if args.address is not None:
             cmd.error("argument --address: only for --backend ray")
         device = _device_and_workers(cmd, args)
+        try:
+            spec.check_fits(device)
+        except ValueError as e:
+            cmd.error(f"argument spec: {e}")
     out = args.out if args.out is not None else Path("results") / f"grid-{args.spec.stem}"
     problem = _writable_folder(out)
     if problem:
@@ -237,7 +256,7 @@ def _grid(parser: argparse.ArgumentParser, args) -> int:
         cache_dir=cache_dir,
         device=device,
         workers=args.workers,
-        progress=args.progress,
+        progress=_progress(args),
     )
     table = result.frame()
     record = {"spec": str(args.spec), "seeds": spec.seeds, "steps": spec.steps, "stop_linf": spec.stop_linf}
@@ -352,7 +371,7 @@ def main(argv: list[str] | None = None) -> int:
         profile,
         seeds=args.seeds,
         device=device,
-        progress=args.progress,
+        progress=_progress(args),
         cache_dir=cache_dir,
         workers=args.workers,
         train=True,

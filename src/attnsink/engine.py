@@ -364,6 +364,52 @@ def _results(models, seeds, stack: _Stack, n_updates: list[int], stopped: list[b
     return results
 
 
+def stack_bytes(spec: RunSpec, n_seeds: int) -> int:
+    """A lower bound on the memory that training ``n_seeds`` stacked models of ``spec`` takes,
+    in bytes: per model, its parameters with their gradients and Adam's two moments, and one
+    step's inputs and targets and its attention weights, each with its gradient (float32)."""
+    check_int("n_seeds", n_seeds, 1)
+    one = AttentionModel.from_config(spec.model_config(), seed=0)
+    params = sum(p.numel() for p in one.parameters())
+    task, batch = spec.task, spec.recipe.batch_size
+    activations = (
+        2 * batch * task.seq_len * task.d_model + batch * spec.arch.n_layers * spec.arch.n_heads * task.seq_len**2
+    )
+    return 4 * n_seeds * (4 * params + 2 * activations)
+
+
+def available_bytes(device: torch.device) -> int | None:
+    """Memory free for new tensors on ``device``: the GPU's free memory, or the machine's
+    available memory (``MemAvailable`` of /proc/meminfo, else the free physical pages); None
+    where neither can be read."""
+    if device.type == "cuda":
+        return torch.cuda.mem_get_info(device)[0]
+    try:
+        with open("/proc/meminfo") as f:
+            for line in f:
+                if line.startswith("MemAvailable:"):
+                    return int(line.split()[1]) * 1024
+    except OSError:
+        pass
+    try:
+        return os.sysconf("SC_AVPHYS_PAGES") * os.sysconf("SC_PAGE_SIZE")
+    except (ValueError, OSError, AttributeError):
+        return None
+
+
+def check_fits(spec: RunSpec, n_seeds: int, device=None) -> None:
+    """``ValueError`` naming ``seeds`` when ``n_seeds`` stacked models of ``spec`` cannot fit in
+    the memory free on ``device`` (by :func:`stack_bytes`, a lower bound), saying how much they
+    need: refused before any model is built, not after hours of swapping."""
+    dev = resolve_device(device)
+    need, have = stack_bytes(spec, n_seeds), available_bytes(dev)
+    if have is not None and need > have:
+        raise ValueError(
+            f"seeds: {n_seeds:,} stacked models of this run need at least {need / 2**30:,.1f} GiB on {dev}, "
+            f"and {have / 2**30:,.1f} GiB is free; train fewer seeds at a time"
+        )
+
+
 def train_spec(
     spec: RunSpec,
     seeds: list[int],
@@ -379,7 +425,9 @@ def train_spec(
     Seed ``s`` gives the same model as the plain loop :func:`attnsink.training.train` with
     ``seed=s``, up to float rounding. Each model stops (freezes) on its own criterion; a
     non-finite loss in any model raises :class:`~attnsink.training.NonFiniteLossError` for
-    the whole stack."""
+    the whole stack. ``ValueError`` before anything is built when the stack cannot fit in
+    memory (:func:`check_fits`)."""
+    check_fits(spec, len(seeds), device)
     if models is None:
         models = [AttentionModel.from_config(spec.model_config(), seed=s) for s in seeds]
     return _train_stack(models, spec, list(seeds), device=device, progress=progress, check_every=check_every)

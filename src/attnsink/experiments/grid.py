@@ -34,6 +34,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from ..attention import ATTENTION_RULES, CAPPED_PREFIX, get_rule
+from ..engine import check_fits
 from ..metrics import evaluate, sink_timing
 from ..parallel import Job, train_many
 from ..profiles import N_TEST, SWEEP, resolve_profile
@@ -106,14 +107,20 @@ class GridSpec:
     stop_linf: float | None = PAPER_STOP
     ray: dict = field(default_factory=dict)  # num_cpus, num_gpus, max_retries for the ray backend
 
-    def jobs(self) -> list[Job]:
-        """One training group per point: its seeds as one stack."""
+    def check_fits(self, device=None) -> None:
+        """``ValueError`` naming ``seeds`` if any point's seeds, stacked, cannot fit in the memory
+        free on ``device`` (:func:`attnsink.engine.check_fits`), before a model is built."""
+        for job in self.jobs(seeds=1):
+            check_fits(job.spec, self.seeds, device)
+
+    def jobs(self, seeds: int | None = None) -> list[Job]:
+        """One training group per point: its seeds (the spec's, or the first ``seeds``) as one stack."""
         out = []
         for p in self.points:
             task = TriggerTask(d_model=p["d_model"], seq_len=p["seq_len"], residual=p["residual"], bos=p["bos"])
             arch = Arch(**{k: p[k] for k in ARCH_FIELDS})
             recipe = Recipe(steps=self.steps, lr=p["lr"], batch_size=p["batch_size"], stop_linf=self.stop_linf)
-            out.append(Job(RunSpec(task, arch, recipe), tuple(range(self.seeds))))
+            out.append(Job(RunSpec(task, arch, recipe), tuple(range(self.seeds if seeds is None else seeds))))
         return out
 
 
@@ -279,6 +286,8 @@ def run_grid(
     ray_options = {**spec.ray, "address": address} if backend == "ray" else None
     if backend != "ray" and address is not None:
         raise ValueError("address is only for backend='ray'")
+    if backend == "local":  # a Ray worker checks its own machine when it trains
+        spec.check_fits(device)
     jobs = spec.jobs()
     failures: dict[int, str] = {}
     trained = train_many(
