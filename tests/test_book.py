@@ -104,3 +104,32 @@ def test_plots_hidden_and_captioned(path):
             assert "hide-input" in cell["metadata"].get("tags", []), f"{path.name}: plotting cell not hidden"
             caption = cell["metadata"].get("mystnb", {}).get("figure", {}).get("caption", "")
             assert len(caption) > 40, f"{path.name}: a figure cell without a caption:\n{source}"
+
+
+def _proved_results() -> list[tuple[str, str]]:
+    """(kind, label) of every labelled theorem, lemma, proposition and corollary, in book order."""
+    import re
+
+    found = []
+    pattern = re.compile(r"```\{prf:(theorem|lemma|proposition|corollary)\}[^\n]*\n((?::[^\n]*\n)*)")
+    for path in CHAPTERS:
+        for cell in json.loads(path.read_text())["cells"]:
+            if cell["cell_type"] == "markdown":
+                for m in pattern.finditer("".join(cell["source"])):
+                    label = re.search(r":label:\s*(\S+)", m.group(2))
+                    assert label, f"{path.name}: a {m.group(1)} without a label cannot be listed or referred to"
+                    found.append((m.group(1), label.group(1)))
+    return found
+
+
+def test_the_list_of_results_lists_every_proved_result_in_order():
+    import re
+
+    page = (ROOT / "book" / "results.md").read_text()
+    listed = re.findall(r"^\* (\w+) \{prf:ref\}`([\w-]+)`", page, re.M)
+    assert [(kind.lower(), label) for kind, label in listed] == _proved_results()
+
+
+def test_notation_and_results_pages_are_in_the_toc():
+    files = [c["file"] for part in TOC["parts"] for c in part["chapters"]]
+    assert "book/notation" in files and "book/results" in files
