@@ -390,6 +390,7 @@ def test_ablate_heads_on_heads_whose_answer_is_known():
         ablate_heads(model, x, torch.zeros(3, 2, 16, 23, dtype=torch.bool))
     # the reading of the two ablations
     assert what_it_writes(0.001, -0.002) == "nothing"
+    assert what_it_writes(-0.05, 0.0) == "harmful" and what_it_writes(0.05, -0.01) == "harmful"
     assert what_it_writes(0.05, 0.001) == "constant"
     assert what_it_writes(0.05, 0.04) == "informative"
     assert what_it_writes(float("nan"), 0.0) == "unmeasured"
@@ -426,3 +427,20 @@ def test_sink_rows_are_the_queries_with_most_weight_on_token_0():
     assert sink_rows([w], at=0.1)[0, 0, 0].tolist() == [False, True, True, True]
     with pytest.raises(ValueError, match="at"):
         sink_rows([w], at=1.0)
+
+
+def test_ablate_layers_silences_every_head_of_a_layer_at_once():
+    from attnsink.lm.metrics import ablate_heads, ablate_layers
+
+    model = small(seed=6)
+    x = TASK.sample(16, seed=4)
+    everywhere = torch.ones(16, 23, dtype=torch.bool)
+    joint = ablate_layers(model, x, everywhere)
+    assert len(joint) == 2
+    with torch.no_grad():  # zeroing a layer's output map at every query is the same
+        model.blocks[1].out.weight.zero_()
+    base = ablate_heads(small(seed=6), x, everywhere)["loss"]
+    assert joint[1] == pytest.approx(lm_loss(model.eval(), x).item() - base, abs=1e-5)
+    assert ablate_layers(small(seed=6), x, torch.zeros(16, 23, dtype=torch.bool)) == [0.0, 0.0]
+    with pytest.raises(ValueError, match="rows"):
+        ablate_layers(model, x, everywhere[:, 1:])

@@ -141,8 +141,8 @@ def test_sink_writes_sentence():
         "At its sink rows (the queries where more than half of a head's weight is on the first token), the head "
         "that ended as a sink writes a constant. Replacing the output there by zero costs 0.2500 nats per "
         "character, replacing it by its mean 0.0001; the first token's value norm is 0.90 times the other tokens'. "
-        "A sink of this kind is not the trigger task's do-nothing sink: the head reads the first token's value at "
-        "every position where it parks, and the model uses that constant, as it would a bias."
+        "What these heads write at their sink rows matters to the model, but only as a constant: not the trigger "
+        "task's do-nothing sink, which must write zero."
     )
     two = heads_table("softmax", 0.01, [[[0.6, 0.8]]], value_ratio=0.9)
     two["ablate_zero"], two["ablate_mean"] = [0.001, 0.3], [0.0, 0.2]
@@ -151,7 +151,7 @@ def test_sink_writes_sentence():
     assert (
         "the 2 heads that ended as sinks write: one head nothing that matters, one head something that depends" in text
     )
-    assert "bias" not in text and "zero costs 0.0010 to 0.3000 nats" in text
+    assert "only as a constant" not in text and "zero costs 0.0010 to 0.3000 nats" in text
     two["ablate_zero"], two["ablate_mean"], two["writes"] = [0.1, 0.3], [0.0, 0.0], ["constant", "constant"]
     assert "the 2 heads that ended as sinks all write a constant" in prose.sink_writes_sentence(two, eps=EPS)
     relu = heads_table("relu", 0.01, [[[0.6, 0.8]]])
@@ -177,6 +177,7 @@ def test_course_sentence(low, high, start):
     assert ("over 1 run at each rate" in text) == (max(low + high) > EPS)  # "neither" needs no count
     crossed = max(low + high) > EPS
     assert ("by step 500 of 2,000 (see the figure)" in text) == crossed
+    assert ("every softmax run in which" in text) == crossed
     assert "full profile" not in text
     assert prose.course_sentence(heads, runs, settings, eps=EPS, full=full).endswith(
         "What a longer training run does to them is for the full profile (3 seeds, 20,000 steps)."
@@ -197,13 +198,13 @@ def test_conditional_sentence():
     assert prose.conditional_sentence(cond, "relu") == (
         "2 of 3 heads (over all runs) are conditional, 1 of them active on fewer than 3% of the queries (a rare "
         "character, or a head that is almost never used); at their silent queries their rows carry a total weight "
-        "of 0.20 on average (0.30 at most), 0.02 of it on the first token"
+        "of 0.20 on average (0.30 at most), with a weight of 0.02 on the first token"
     )
     one = cond.iloc[[0, 2]]
     assert prose.conditional_sentence(one, "relu") == (
         "1 of 2 heads (over all runs) is conditional, active on fewer than 3% of the queries (a rare character, or "
         "a head that is almost never used); at its silent queries its rows carry a total weight of 0.10 on average "
-        "(0.10 at most), 0.01 of it on the first token"
+        "(0.10 at most), with a weight of 0.01 on the first token"
     )
     assert prose.conditional_sentence(cond.iloc[[1, 2]], "relu").startswith(
         "1 of 2 heads (over all runs) is conditional; at its silent queries its rows carry"

@@ -89,17 +89,21 @@ WRITE_TOL = 0.005
 def what_it_writes(zero, mean, tol: float = WRITE_TOL):
     """What a head writes at some queries, read from two ablations there (the change in loss
     when its output is replaced by zero, ``zero``, and by its mean over those queries,
-    ``mean``; see :func:`attnsink.lm.ablate_heads`): ``"nothing"`` when neither costs more than
-    ``tol``, ``"constant"`` when zero costs and the mean does not, ``"informative"`` when the
-    mean costs too (the output depends on the input); ``"unmeasured"`` for NaN (no such query).
-    Scalars or arrays of the same shape (then an array of labels)."""
+    ``mean``; see :func:`attnsink.lm.ablate_heads`): ``"nothing"`` when neither moves the loss
+    by more than ``tol`` either way; ``"harmful"`` when either lowers it by more than ``tol``
+    (the model does better without what the head writes); ``"informative"`` when the mean
+    costs more than ``tol`` (the output depends on the input, usefully); ``"constant"`` when
+    only zero costs (a constant would do). ``"unmeasured"`` for NaN (no such query). Scalars
+    or arrays of the same shape (then an array of labels)."""
     if not (isinstance(tol, (int, float)) and not isinstance(tol, bool) and tol >= 0):
         raise ValueError(f"tol must be a number >= 0, got {tol!r}")
     z, m = np.asarray(zero, dtype=float), np.asarray(mean, dtype=float)
     if z.shape != m.shape:
         raise ValueError(f"zero and mean must have the same shape, got {z.shape} and {m.shape}")
     label = np.select(
-        [np.isnan(z) | np.isnan(m), m > tol, z > tol], ["unmeasured", "informative", "constant"], "nothing"
+        [np.isnan(z) | np.isnan(m), (np.abs(z) <= tol) & (np.abs(m) <= tol), (z < -tol) | (m < -tol), m > tol],
+        ["unmeasured", "nothing", "harmful", "informative"],
+        "constant",
     )
     return str(label) if label.ndim == 0 else label
 

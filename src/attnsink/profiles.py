@@ -137,7 +137,7 @@ BACKCOPY_RULES = (
     "sigmoid",
     "sink_logit",
 )  # softmax, and rules that can switch a head off
-BACKCOPY_NO_BOS = ("softmax", "relu", "sigmoid")  # the rules trained on the language without BOS as well
+BACKCOPY_NO_BOS = ("softmax", "relu", "sigmoid", "softmax1", "sink_logit")  # also trained on the language without BOS
 BACKCOPY = {  # AdamW at 3e-3, batches of 32 sequences; no stopping rule (stop_linf is unused)
     "quick": Settings(seeds=2, steps=600, lr=3e-3, batch_size=32, stop_linf=None),
     "full": Settings(seeds=5, steps=5_000, lr=3e-3, batch_size=32, stop_linf=None),

@@ -170,8 +170,8 @@ def sink_writes_sentence(heads: pd.DataFrame, *, eps: float) -> str:
     )
     if (kinds == "constant").all():
         text += (
-            ". A sink of this kind is not the trigger task's do-nothing sink: the head reads the first token's "
-            "value at every position where it parks, and the model uses that constant, as it would a bias"
+            ". What these heads write at their sink rows matters to the model, but only as a constant: not the "
+            "trigger task's do-nothing sink, which must write zero"
         )
     return text + "."
 
@@ -208,7 +208,7 @@ def course_sentence(heads: pd.DataFrame, runs: list[dict], settings, *, eps: flo
     first = [c[0] for r in runs if r["attention"] == "softmax" if (c := first_crossing(r["history"], eps)) is not None]
     if first:
         text += (
-            f"; every run in which some head goes above {eps:g} at a measured step has one there by step "
+            f"; every softmax run in which some head goes above {eps:g} at a measured step has one there by step "
             f"{max(first):,} of {settings.steps:,} (see the figure)"
         )
     if full is not None:
@@ -267,7 +267,7 @@ def conditional_sentence(cond: pd.DataFrame, rule: str) -> str:
         own = "their"
     return (
         f"{head}; at {own} silent queries {own} rows carry a total weight of {c['row_silent'].mean():.2f} on average "
-        f"({c['row_silent'].max():.2f} at most), {c['first_silent'].mean():.2f} of it on the first token"
+        f"({c['row_silent'].max():.2f} at most), with a weight of {c['first_silent'].mean():.2f} on the first token"
     )
 
 

@@ -84,13 +84,15 @@ class BigramBackcopy:
         return hit
 
     def best_loss(self, x: torch.Tensor) -> torch.Tensor:
-        """(n, seq_len - 1): the least expected loss of any predictor at each next-token target
-        of sequences ``x`` of this language, given everything before it: 0 at a copy (the
+        """(n, seq_len - 1): the loss that the best predictor of this language (the one that knows
+        the chain and the triggers) takes at each next-token target of sequences ``x``, given
+        everything before it: 0 at a copy (the
         input is a trigger: the target is the token before it), ``-log P[a, b]`` after any
         other token ``a`` (the chain's own randomness; its mean over the targets is the
         chain's entropy rate there), and ``log`` (the number of non-trigger tokens) for the
-        first real token, which follows BOS uniformly. Averaged over sequences drawn from
-        the language, this is the best loss a model can reach."""
+        first real token, which follows BOS uniformly. This is the loss on the targets that
+        occurred; averaged over many sequences drawn from the language it is the least
+        expected loss any model can have (on a finite sample another predictor can be luckier)."""
         P, _ = self.chain()
         copy = self.trigger_targets(x).cpu()
         inputs, targets = x[:, :-1].cpu(), x[:, 1:].cpu()

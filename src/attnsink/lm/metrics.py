@@ -39,6 +39,14 @@ def _read(model: GPT, x: torch.Tensor):
         model.train(was)
 
 
+def first_value_ratio(values: torch.Tensor) -> torch.Tensor:
+    """(heads,): the norm of token 0's value in output space (what a head adds per unit of weight
+    on it) over the median of the other tokens', each token's norm averaged over the sequences
+    first. ``values``: (batch, heads, key, d_model), as :class:`GPT` returns them."""
+    norms = values.norm(dim=-1).mean(dim=0)  # (heads, key)
+    return norms[:, 0] / norms[:, 1:].median(dim=-1).values
+
+
 def head_metrics(model: GPT, x: torch.Tensor, *, eps: float = SINK_EPS) -> dict:
     """Per layer and head, on inputs ``x``: ``first_mass`` (layers, heads, query) the weight on
     token 0 at each query position; ``first_mean`` (layers, heads) its mean over queries
@@ -48,12 +56,11 @@ def head_metrics(model: GPT, x: torch.Tensor, *, eps: float = SINK_EPS) -> dict:
     the other tokens'."""
     _, attns, values = _read(model, x)
     first = torch.stack([a[..., 0].mean(dim=0) for a in attns]).cpu()  # (layers, heads, query)
-    norms = torch.stack([v.norm(dim=-1).mean(dim=0) for v in values]).cpu()  # (layers, heads, key)
     return {
         "first_mass": first,
         "first_mean": first_mean(attns).cpu(),
         "sink": sink_rate(attns, eps),
-        "value_ratio": norms[..., 0] / norms[..., 1:].mean(dim=-1),
+        "value_ratio": torch.stack([first_value_ratio(v) for v in values]).cpu(),
     }
 
 
@@ -112,6 +119,37 @@ def ablate_heads(model: GPT, x: torch.Tensor, rows: torch.Tensor) -> dict:
     return out
 
 
+@torch.no_grad()
+def ablate_layers(model: GPT, x: torch.Tensor, rows: torch.Tensor) -> list[float]:
+    """Per layer, the change in the mean next-token loss over every target of ``x`` when the
+    outputs of *all* its heads at the queries ``rows`` (bool, (n, L - 1), aligned with
+    ``x[:, :-1]``) are replaced by zero at once: heads that share a job can each be spared
+    alone (:func:`ablate_heads`) and not all together."""
+    inputs, targets = x[:, :-1], x[:, 1:].to(device_of(model))
+    if rows.dtype != torch.bool or rows.shape != inputs.shape:
+        raise ValueError(
+            f"rows must be bool of shape {tuple(inputs.shape)}, aligned with x[:, :-1]; "
+            f"got {rows.dtype} {tuple(rows.shape)}"
+        )
+    rows = rows.to(device_of(model))
+
+    def loss(edit) -> float:
+        logits = _read_edited(model, inputs, edit)
+        return F.cross_entropy(logits.reshape(-1, logits.shape[-1]), targets.reshape(-1)).item()
+
+    base = loss(None)
+    out = []
+    for layer in range(model.config["n_layers"]):
+
+        def silence(at, o, layer=layer):
+            if at != layer:
+                return o
+            return o.masked_fill(rows[:, None, :, None], 0.0)
+
+        out.append(loss(silence) - base)
+    return out
+
+
 SINK_ROW = 0.5
 """A query at which a head puts more than this share of its weight on token 0 is one of its
 *sink rows* (:func:`sink_rows`)."""
@@ -154,17 +192,20 @@ def backcopy_metrics(model: GPT, task: BigramBackcopy, *, n: int = 256, seed: in
     """How a model trained on Bigram-Backcopy does it, on ``n`` fresh sequences.
 
     The loss over every target (``loss``), at the copy targets (the token after a trigger:
-    ``copy_loss``, with the accuracy ``copy_acc``) and elsewhere (``other_loss``), each with the
-    least loss any predictor can have on the same targets (``best_*``, from
+    ``copy_loss``, with the accuracy ``copy_acc``) and at the ordinary targets from the second
+    on (``other_loss``; the first follows BOS), each with the
+    best predictor's loss on the same targets (``best_*``, from
     :meth:`BigramBackcopy.best_loss`). Per layer and head (lists of lists), at queries that are
     triggers (``*_trigger``) and at ordinary queries from the first real token on
     (``*_ordinary``): the weight on token 0 (``first_*``) and the whole row's weight
     (``row_*``); at ordinary queries the rows' normalised entropy (``entropy_ordinary``, 1 for
     weight spread evenly, see :func:`_entropy`) and the head's mean output norm over that at
-    triggers (``out_ratio``); token 0's value in output space over the median of the others'
-    (``first_value``); and what the head's output at ordinary queries is worth
-    (:func:`ablate_heads`: ``ablate_zero``, ``ablate_mean``), and at triggers, where a copying
-    head's output is the answer (``ablate_trigger_zero``, ``ablate_trigger_mean``).
+    triggers (``out_ratio``); :func:`first_value_ratio` (``first_value``); and what the head's
+    output at ordinary queries is worth (:func:`ablate_heads`: ``ablate_zero``,
+    ``ablate_mean``), and at triggers, where a copying head's output is the answer
+    (``ablate_trigger_zero``, ``ablate_trigger_mean``). Per layer, what all its heads' outputs
+    are worth together (:func:`ablate_layers`), at ordinary queries (``layer_zero_ordinary``),
+    at triggers (``layer_zero_trigger``) and everywhere (``layer_zero_all``).
     """
     x = task.sample(n, seed=seed).to(device_of(model))
     logits, attns, values = _read(model, x[:, :-1])
@@ -172,15 +213,17 @@ def backcopy_metrics(model: GPT, task: BigramBackcopy, *, n: int = 256, seed: in
     best = task.best_loss(x).to(logp.device)
     copy = task.trigger_targets(x)  # (n, L - 1), aligned with the queries of x[:, :-1]
     ordinary = ~copy
-    ordinary[:, 0] = False  # query 0 sees only itself (BOS, or the first token without BOS): weight 1 on token 0
+    # query 0 sees only itself (BOS, or the first token without BOS): weight 1 on token 0; its target
+    # follows BOS uniformly (or the chain from the first token), not like the other ordinary targets
+    ordinary[:, 0] = False
     out = {
         "loss": -logp.mean().item(),
         "best_loss": best.mean().item(),
         "copy_loss": -logp[copy].mean().item(),
         "best_copy_loss": best[copy].mean().item(),
         "copy_acc": (logits.argmax(-1)[copy] == x[:, 1:][copy]).float().mean().item(),
-        "other_loss": -logp[~copy].mean().item(),
-        "best_other_loss": best[~copy].mean().item(),
+        "other_loss": -logp[ordinary].mean().item(),
+        "best_other_loss": best[ordinary].mean().item(),
     }
     for name, rows in (("trigger", copy), ("ordinary", ordinary)):
         w = rows[:, None].float()  # (n, 1, query)
@@ -191,11 +234,13 @@ def backcopy_metrics(model: GPT, task: BigramBackcopy, *, n: int = 256, seed: in
     for a, v in zip(attns, values):
         norm = (a @ v).norm(dim=-1).transpose(0, 1)  # (heads, n, query)
         out["out_ratio"].append((norm[:, ordinary].mean(-1) / norm[:, copy].mean(-1)).tolist())
-        key_norm = v.norm(dim=-1)  # (n, heads, key)
-        out["first_value"].append((key_norm[..., 0] / key_norm[..., 1:].median(dim=-1).values).mean(0).tolist())
+        out["first_value"].append(first_value_ratio(v).tolist())
     for name, rows in (("", ordinary), ("_trigger", copy)):
         ablation = ablate_heads(model, x, rows)
         out[f"ablate{name}_zero"], out[f"ablate{name}_mean"] = ablation["zero"].tolist(), ablation["mean"].tolist()
+    out["layer_zero_ordinary"] = ablate_layers(model, x, ordinary)
+    out["layer_zero_trigger"] = ablate_layers(model, x, copy)
+    out["layer_zero_all"] = ablate_layers(model, x, torch.ones_like(copy))
     return out
 
 
