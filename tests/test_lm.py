@@ -377,6 +377,11 @@ def test_ablate_heads_on_heads_whose_answer_is_known():
     with torch.no_grad():
         model.blocks[0].out.weight[:, : model.d_head] = 0
     assert cut == pytest.approx(lm_loss(model.eval(), x).item() - res["loss"], abs=1e-5)
+    # at query 0 a causal head sees only token 0: taking away token 0's part is taking away everything
+    first_only = torch.zeros(16, 23, dtype=torch.bool)
+    first_only[:, 0] = True
+    at0 = ablate_heads(small(seed=5), x, first_only)
+    assert torch.allclose(at0["first"], at0["zero"], atol=1e-6) and at0["zero"].abs().max() > 0
     # per-head rows, and a head with no row is unmeasured
     per_head = torch.zeros(2, 2, 16, 23, dtype=torch.bool)
     per_head[1, 0] = rows
@@ -444,3 +449,15 @@ def test_ablate_layers_silences_every_head_of_a_layer_at_once():
     assert ablate_layers(small(seed=6), x, torch.zeros(16, 23, dtype=torch.bool)) == [0.0, 0.0]
     with pytest.raises(ValueError, match="rows"):
         ablate_layers(model, x, everywhere[:, 1:])
+
+
+def test_ablate_heads_computes_the_kinds_asked_for():
+    from attnsink.lm.metrics import ablate_heads
+
+    model, x = small(seed=2), TASK.sample(8, seed=1)
+    rows = torch.ones(8, 23, dtype=torch.bool)
+    some = ablate_heads(model, x, rows, kinds=("zero",))
+    assert set(some) == {"loss", "zero"}
+    assert torch.equal(some["zero"], ablate_heads(model, x, rows)["zero"])
+    with pytest.raises(ValueError, match="kinds"):
+        ablate_heads(model, x, rows, kinds=("half",))

@@ -137,16 +137,20 @@ def test_sink_writes_sentence():
     assert prose.sink_writes_sentence(none, eps=EPS).startswith("No softmax head ended as a sink")
     one = heads_table("softmax", 0.01, [[[0.6, 0.1]]], value_ratio=0.9)
     one["ablate_zero"], one["ablate_mean"], one["writes"] = [0.25, 0.0], [0.0001, 0.0], ["constant", "nothing"]
+    one["ablate_first"] = [0.2, 0.0]
     assert prose.sink_writes_sentence(one, eps=EPS) == (
         "At its sink rows (the queries where more than half of a head's weight is on the first token), the head "
         "that ended as a sink writes a constant. Replacing the output there by zero costs 0.2500 nats per "
-        "character, replacing it by its mean 0.0001; the first token's value norm is 0.90 times the other tokens'. "
+        "character, replacing it by its mean 0.0001, and taking away only the first token's part of it (the head's "
+        "weight on the first token times that token's value) 0.2000; the first token's value norm is 0.90 times the "
+        "median other token's. "
         "What these heads write at their sink rows matters to the model, but only as a constant: not the trigger "
         "task's do-nothing sink, which must write zero."
     )
     two = heads_table("softmax", 0.01, [[[0.6, 0.8]]], value_ratio=0.9)
     two["ablate_zero"], two["ablate_mean"] = [0.001, 0.3], [0.0, 0.2]
     two["writes"] = ["nothing", "informative"]
+    two["ablate_first"] = [0.0, 0.1]
     text = prose.sink_writes_sentence(two, eps=EPS)
     assert (
         "the 2 heads that ended as sinks write: one head nothing that matters, one head something that depends" in text
@@ -154,6 +158,8 @@ def test_sink_writes_sentence():
     assert "only as a constant" not in text and "zero costs 0.0010 to 0.3000 nats" in text
     two["ablate_zero"], two["ablate_mean"], two["writes"] = [0.1, 0.3], [0.0, 0.0], ["constant", "constant"]
     assert "the 2 heads that ended as sinks all write a constant" in prose.sink_writes_sentence(two, eps=EPS)
+    two["writes"] = ["harmful", "constant"]
+    assert "one head something the model does better without" in prose.sink_writes_sentence(two, eps=EPS)
     relu = heads_table("relu", 0.01, [[[0.6, 0.8]]])
     assert prose.sink_writes_sentence(relu, eps=EPS).startswith("No softmax head")  # softmax heads only
 

@@ -91,8 +91,9 @@ def what_it_writes(zero, mean, tol: float = WRITE_TOL):
     when its output is replaced by zero, ``zero``, and by its mean over those queries,
     ``mean``; see :func:`attnsink.lm.ablate_heads`): ``"nothing"`` when neither moves the loss
     by more than ``tol`` either way; ``"harmful"`` when either lowers it by more than ``tol``
-    (the model does better without what the head writes); ``"informative"`` when the mean
-    costs more than ``tol`` (the output depends on the input, usefully); ``"constant"`` when
+    (the model does better without what the head writes, or with a constant in its place);
+    ``"informative"`` when replacing it by its mean costs more than ``tol`` (its dependence on
+    the input is used); ``"constant"`` when
     only zero costs (a constant would do). ``"unmeasured"`` for NaN (no such query). Scalars
     or arrays of the same shape (then an array of labels)."""
     if not (isinstance(tol, (int, float)) and not isinstance(tol, bool) and tol >= 0):

@@ -141,8 +141,9 @@ def sink_writes_sentence(heads: pd.DataFrame, *, eps: float) -> str:
     """What the softmax heads that end as sinks (``first_mean`` above ``eps``) write at their
     sink rows, by ablation: how many write nothing, a constant or something that depends on
     the input (``writes``, the labels of :func:`attnsink.metrics.what_it_writes`), what zeroing
-    and mean-replacing their output there costs (``ablate_zero``, ``ablate_mean``), and the
-    first token's value norm over the other tokens' (``value_ratio``)."""
+    and mean-replacing their output there costs (``ablate_zero``, ``ablate_mean``), and taking
+    away the first token's part of it (``ablate_first``), and the first token's value norm over
+    the median other token's (``value_ratio``)."""
     sinks = heads[(heads["attention"] == "softmax") & (heads["first_mean"] > eps)]
     if sinks.empty:
         return "No softmax head ended as a sink, so there is no sink's output to test."
@@ -152,6 +153,7 @@ def sink_writes_sentence(heads: pd.DataFrame, *, eps: float) -> str:
         "nothing": "nothing that matters",
         "constant": "a constant",
         "informative": "something that depends on the input",
+        "harmful": "something the model does better without, or with a constant in its place",
         "unmeasured": "at no sink row",
     }
     counts = [f"{count_phrase(int((kinds == k).sum()), 'head')} {words[k]}" for k in words if (kinds == k).any()]
@@ -165,8 +167,9 @@ def sink_writes_sentence(heads: pd.DataFrame, *, eps: float) -> str:
         f"At its sink rows (the queries where more than half of a head's weight is on the first token), {what}. "
         "Replacing the output there by zero costs "
         f"{_nats(sinks['ablate_zero'])} nats per character, replacing it by its mean "
-        f"{_nats(sinks['ablate_mean'])}; the first token's value norm is {value_span(sinks['value_ratio'])} "
-        "times the other tokens'"
+        f"{_nats(sinks['ablate_mean'])}, and taking away only the first token's part of it (the head's weight on "
+        f"the first token times that token's value) {_nats(sinks['ablate_first'])}; the first token's value norm is "
+        f"{value_span(sinks['value_ratio'])} times the median other token's"
     )
     if (kinds == "constant").all():
         text += (

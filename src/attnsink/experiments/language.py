@@ -105,7 +105,7 @@ def text_lm(ctx: Context) -> ExperimentResult:
     ``value_ratio``), and its share of the rows that carry weight (``first_share``, see
     :func:`attnsink.metrics.first_share`; a ReLU row need not sum to one); the share of its
     queries that are sink rows (``sink_rows``, :func:`attnsink.lm.sink_rows`) and what its
-    output there is worth (``ablate_zero``, ``ablate_mean``: :func:`attnsink.lm.ablate_heads`,
+    output there is worth (``ablate_zero``, ``ablate_mean``, ``ablate_first``: :func:`attnsink.lm.ablate_heads`,
     NaN for a head with no sink row); and
     :func:`attnsink.lm.conditional_heads` on :data:`N_ANALYSIS` validation windows
     (``heads``). ``results`` maps (rule, lr) to the trained models.
@@ -153,6 +153,7 @@ def text_lm(ctx: Context) -> ExperimentResult:
                     "sink_rows": rows.float().mean((2, 3)).tolist(),
                     "ablate_zero": ablation["zero"].tolist(),
                     "ablate_mean": ablation["mean"].tolist(),
+                    "ablate_first": ablation["first"].tolist(),
                     "history": {
                         "step": history["step"].tolist(),
                         "val_loss": history["val_loss"].tolist(),

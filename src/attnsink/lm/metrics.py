@@ -64,13 +64,19 @@ def head_metrics(model: GPT, x: torch.Tensor, *, eps: float = SINK_EPS) -> dict:
     }
 
 
+ABLATIONS = ("zero", "mean", "first")
+"""The ablations :func:`ablate_heads` can make: by zero, by the mean, without token 0's part."""
+
+
 @torch.no_grad()
-def ablate_heads(model: GPT, x: torch.Tensor, rows: torch.Tensor) -> dict:
+def ablate_heads(model: GPT, x: torch.Tensor, rows: torch.Tensor, kinds: tuple[str, ...] = ABLATIONS) -> dict:
     """What each head's output is worth at the queries ``rows``, by ablation: the change in
     the mean next-token loss over every target of sequences ``x`` (n, L) when the head's
     output (what it adds before the output map) at those queries is replaced by zero
-    (``zero``) and by its mean over those queries (``mean``), one head at a time; both
-    (layers, heads), in nats per token. ``rows`` is bool, (n, L - 1) for every head or
+    (``zero``), by its mean over those queries (``mean``), and by itself less token 0's part
+    (its weight on token 0 times token 0's value: ``first``, what the sink itself contributes),
+    one head at a time; each (layers, heads), in nats per token, for each of ``kinds``.
+    ``rows`` is bool, (n, L - 1) for every head or
     (layers, heads, n, L - 1) per head, aligned with the inputs ``x[:, :-1]``; ``loss`` is the
     unablated loss.
 
@@ -86,11 +92,14 @@ def ablate_heads(model: GPT, x: torch.Tensor, rows: torch.Tensor) -> dict:
         )
     if rows.dim() == 4 and rows.shape[:2] != (n_layers, n_heads):
         raise ValueError(f"rows has {tuple(rows.shape[:2])} (layers, heads); the model has {(n_layers, n_heads)}")
+    if not kinds or not set(kinds) <= set(ABLATIONS):
+        raise ValueError(f"kinds must be some of {ABLATIONS}, got {kinds!r}")
     rows = rows.to(device_of(model))
-    outputs = []
+    outputs, firsts = [], []
 
-    def keep(layer, o):
+    def keep(layer, o, w, v):
         outputs.append(o)
+        firsts.append(w[..., :1] * v[:, :, None, 0])  # (batch, heads, query, d_head): token 0's part
         return o
 
     def loss(edit) -> float:
@@ -98,17 +107,24 @@ def ablate_heads(model: GPT, x: torch.Tensor, rows: torch.Tensor) -> dict:
         return F.cross_entropy(logits.reshape(-1, logits.shape[-1]), targets.reshape(-1)).item()
 
     base = loss(keep)
-    out = {"loss": base, "zero": torch.zeros(n_layers, n_heads), "mean": torch.zeros(n_layers, n_heads)}
+    out = {"loss": base, **{kind: torch.zeros(n_layers, n_heads) for kind in kinds}}
     for layer in range(n_layers):
         for head in range(n_heads):
             r = rows if rows.dim() == 2 else rows[layer, head]
             if not r.any():
-                out["zero"][layer, head] = out["mean"][layer, head] = float("nan")
+                for kind in kinds:
+                    out[kind][layer, head] = float("nan")
                 continue
-            mean = outputs[layer][:, head][r].mean(dim=0)
-            for kind, value in (("zero", torch.zeros_like(mean)), ("mean", mean)):
+            clean = outputs[layer][:, head][r]
+            new = {
+                "zero": torch.zeros_like(clean),
+                "mean": clean.mean(dim=0).expand_as(clean),
+                "first": clean - firsts[layer][:, head][r],
+            }
+            for kind in kinds:
+                value = new[kind]
 
-                def replace(at, o, value=value, layer=layer, head=head, r=r):
+                def replace(at, o, w, v, value=value, layer=layer, head=head, r=r):
                     if at != layer:
                         return o
                     o = o.clone()
@@ -141,7 +157,7 @@ def ablate_layers(model: GPT, x: torch.Tensor, rows: torch.Tensor) -> list[float
     out = []
     for layer in range(model.config["n_layers"]):
 
-        def silence(at, o, layer=layer):
+        def silence(at, o, w, v, layer=layer):
             if at != layer:
                 return o
             return o.masked_fill(rows[:, None, :, None], 0.0)
@@ -236,7 +252,7 @@ def backcopy_metrics(model: GPT, task: BigramBackcopy, *, n: int = 256, seed: in
         out["out_ratio"].append((norm[:, ordinary].mean(-1) / norm[:, copy].mean(-1)).tolist())
         out["first_value"].append(first_value_ratio(v).tolist())
     for name, rows in (("", ordinary), ("_trigger", copy)):
-        ablation = ablate_heads(model, x, rows)
+        ablation = ablate_heads(model, x, rows, kinds=("zero", "mean"))
         out[f"ablate{name}_zero"], out[f"ablate{name}_mean"] = ablation["zero"].tolist(), ablation["mean"].tolist()
     out["layer_zero_ordinary"] = ablate_layers(model, x, ordinary)
     out["layer_zero_trigger"] = ablate_layers(model, x, copy)

@@ -51,11 +51,12 @@ class Block(nn.Module):
         ``o_h @ out_maps()[h]`` to the residual stream."""
         return self.out.weight.view(-1, self.n_heads, self.d_head).permute(1, 2, 0)
 
-    def forward(self, h: torch.Tensor, mask: torch.Tensor, edit: Callable[[torch.Tensor], torch.Tensor] | None = None):
+    def forward(self, h: torch.Tensor, mask: torch.Tensor, edit: Callable[..., torch.Tensor] | None = None):
         """The new residual stream, the weights (batch, heads, query, key) and the values
         (batch, heads, key, d_head) of this block's heads. ``edit``, if given, receives the
-        heads' outputs (batch, heads, query, d_head) before the output map and returns what
-        the block adds instead (for ablations: :func:`attnsink.lm.ablate_heads`)."""
+        heads' outputs (batch, heads, query, d_head) before the output map, their weights and
+        their values, and returns the outputs the block adds instead (for ablations:
+        :func:`attnsink.lm.ablate_heads`)."""
         B, L, _ = h.shape
         a_in = self.ln1(h)
         q, k, v = self.qkv(a_in).view(B, L, 3, self.n_heads, self.d_head).permute(2, 0, 3, 1, 4)
@@ -66,7 +67,7 @@ class Block(nn.Module):
         w = self.rule.weights(scores, mask, logit, gate)
         o = w @ v
         if edit is not None:
-            o = edit(o)
+            o = edit(o, w, v)
         o = o.transpose(1, 2).reshape(B, L, -1)
         h = h + self.out(o)
         h = h + self.mlp(self.ln2(h))
@@ -132,9 +133,9 @@ class GPT(nn.Module):
         x: torch.Tensor,
         *,
         return_values: bool = False,
-        edit: Callable[[int, torch.Tensor], torch.Tensor] | None = None,
+        edit: Callable[..., torch.Tensor] | None = None,
     ):
-        """``edit(layer, outputs)``, if given, replaces the heads' outputs of each layer before
+        """``edit(layer, outputs, weights, values)``, if given, replaces the heads' outputs of each layer before
         its output map (see :meth:`Block.forward`)."""
         B, L = x.shape
         if L > self.config["seq_len"]:
