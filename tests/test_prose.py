@@ -139,12 +139,12 @@ def test_sink_writes_sentence():
     one["ablate_zero"], one["ablate_mean"], one["writes"] = [0.25, 0.0], [0.0001, 0.0], ["constant", "nothing"]
     one["ablate_first"] = [0.2, 0.0]
     assert prose.sink_writes_sentence(one, eps=EPS) == (
-        "At its sink rows (the queries where more than half of a head's weight is on the first token), the head "
+        "At their sink rows (the queries where more than half of a head's weight is on the first token), the head "
         "that ended as a sink writes a constant. Replacing the output there by zero costs 0.2500 nats per "
         "character, replacing it by its mean 0.0001, and taking away only the first token's part of it (the head's "
         "weight on the first token times that token's value) 0.2000; the first token's value norm is 0.90 times the "
         "median other token's. "
-        "What these heads write at their sink rows matters to the model, but only as a constant: not the trigger "
+        "What this head writes at the sink rows matters to the model, but only as a constant: not the trigger "
         "task's do-nothing sink, which must write zero."
     )
     two = heads_table("softmax", 0.01, [[[0.6, 0.8]]], value_ratio=0.9)
@@ -221,6 +221,10 @@ def test_softmax_silence_sentence():
     cond = cond_table("softmax", [(False, 0.5, 1, 0.5, 0, 0, 0.734), (False, 0.5, 1, 0.5, 0, 0, 0.9)])
     assert prose.softmax_silence_sentence(cond).endswith(
         "the quietest softmax head still writes 0.73 as much at its silent classes as at its active ones."
+    )
+    busy_but_quiet = cond_table("softmax", [(False, 0.5, 1, 0.5, 0, 0, 0.2)])  # quiet, but active on half the queries
+    assert "is active on too many of the queries to count as conditional" in prose.softmax_silence_sentence(
+        busy_but_quiet
     )
     # one parks on null keys, one cancels, one does neither: each verb agrees with its count
     cond = cond_table("softmax", [(True, 0.1, 1, 0.8, 0.9, 1, 0.1), (True, 0.1, 1, 0.1, 0.2, 0.3, 0.1),

@@ -164,7 +164,7 @@ def sink_writes_sentence(heads: pd.DataFrame, *, eps: float) -> str:
     else:
         what = f"the {n} heads that ended as sinks write: {', '.join(counts)}"
     text = (
-        f"At its sink rows (the queries where more than half of a head's weight is on the first token), {what}. "
+        f"At their sink rows (the queries where more than half of a head's weight is on the first token), {what}. "
         "Replacing the output there by zero costs "
         f"{_nats(sinks['ablate_zero'])} nats per character, replacing it by its mean "
         f"{_nats(sinks['ablate_mean'])}, and taking away only the first token's part of it (the head's weight on "
@@ -173,8 +173,8 @@ def sink_writes_sentence(heads: pd.DataFrame, *, eps: float) -> str:
     )
     if (kinds == "constant").all():
         text += (
-            ". What these heads write at their sink rows matters to the model, but only as a constant: not the "
-            "trigger task's do-nothing sink, which must write zero"
+            f". What {'this head writes' if n == 1 else 'these heads write'} at the sink rows matters to the model, "
+            "but only as a constant: not the trigger task's do-nothing sink, which must write zero"
         )
     return text + "."
 
@@ -274,18 +274,24 @@ def conditional_sentence(cond: pd.DataFrame, rule: str) -> str:
     )
 
 
-def softmax_silence_sentence(cond: pd.DataFrame) -> str:
+def softmax_silence_sentence(cond: pd.DataFrame, *, quiet: float = 0.25) -> str:
     """How the conditional softmax heads go silent: by parking on null keys (at least half
     of their silent rows' weight), by cancelling values (what they write at most half of
-    what their weights would write uncancelled), or neither; with none, the quietest head."""
+    what their weights would write uncancelled), or neither; with none, the quietest head
+    (``quiet``: :func:`attnsink.lm.conditional_heads`' threshold on the silent/active ratio)."""
     soft = cond[cond["attention"] == "softmax"]
     c = soft[soft["conditional"]]
     if c.empty:
-        quiet = soft["quiet_ratio"].min()
+        least = soft["quiet_ratio"].min()
+        if least > quiet:
+            return (
+                "So no softmax head is silent anywhere in the sense of this test, and the argument above has no "
+                f"head to be checked on: the quietest softmax head still writes {least:.2f} as much at its silent "
+                "classes as at its active ones."
+            )
         return (
-            "So no softmax head is silent anywhere in the sense of this test, and the argument above has no "
-            f"head to be checked on: the quietest softmax head still writes {quiet:.2f} as much at its silent "
-            "classes as at its active ones."
+            f"So no softmax head is conditional by this test; the quietest writes {least:.2f} as much at its silent "
+            "classes as at its active ones, but is active on too many of the queries to count as conditional."
         )
     parked = c["null_silent"] >= 0.5
     cancel = ~parked & (c["coherence_silent"] <= 0.5)

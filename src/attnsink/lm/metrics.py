@@ -51,9 +51,8 @@ def head_metrics(model: GPT, x: torch.Tensor, *, eps: float = SINK_EPS) -> dict:
     """Per layer and head, on inputs ``x``: ``first_mass`` (layers, heads, query) the weight on
     token 0 at each query position; ``first_mean`` (layers, heads) its mean over queries
     1..L-2 (:func:`attnsink.metrics.first_mean`); ``sink`` = ``Sink_1^eps``
-    (:func:`attnsink.metrics.sink_rate`); ``value_ratio`` (layers, heads), the norm of token
-    0's value in output space (what the head adds per unit of weight on it) over the mean of
-    the other tokens'."""
+    (:func:`attnsink.metrics.sink_rate`); ``value_ratio`` (layers, heads),
+    :func:`first_value_ratio` (over the *median* other token's value)."""
     _, attns, values = _read(model, x)
     first = torch.stack([a[..., 0].mean(dim=0) for a in attns]).cpu()  # (layers, heads, query)
     return {
@@ -80,9 +79,9 @@ def ablate_heads(model: GPT, x: torch.Tensor, rows: torch.Tensor, kinds: tuple[s
     (layers, heads, n, L - 1) per head, aligned with the inputs ``x[:, :-1]``; ``loss`` is the
     unablated loss.
 
-    What the head writes there, read from the two (:func:`attnsink.metrics.what_it_writes`):
-    nothing if neither costs, a constant if zero costs and the mean does not, something
-    that depends on the input if the mean costs too."""
+    What the head writes there, read from the first two (:func:`attnsink.metrics.what_it_writes`):
+    nothing if neither moves the loss, a constant if zero costs and the mean does not,
+    something that depends on the input if the mean costs too, harmful if either lowers it."""
     inputs, targets = x[:, :-1], x[:, 1:].to(device_of(model))
     n_layers, n_heads = model.config["n_layers"], model.n_heads
     if rows.dtype != torch.bool or rows.shape[-2:] != inputs.shape or rows.dim() not in (2, 4):
