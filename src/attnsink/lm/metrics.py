@@ -102,8 +102,7 @@ def ablate_heads(model: GPT, x: torch.Tensor, rows: torch.Tensor, kinds: tuple[s
         return o
 
     def loss(edit) -> float:
-        logits = _read_edited(model, inputs, edit)
-        return F.cross_entropy(logits.reshape(-1, logits.shape[-1]), targets.reshape(-1)).item()
+        return _edited_loss(model, inputs, targets, edit)
 
     base = loss(keep)
     out = {"loss": base, **{kind: torch.zeros(n_layers, n_heads) for kind in kinds}}
@@ -149,8 +148,7 @@ def ablate_layers(model: GPT, x: torch.Tensor, rows: torch.Tensor) -> list[float
     rows = rows.to(device_of(model))
 
     def loss(edit) -> float:
-        logits = _read_edited(model, inputs, edit)
-        return F.cross_entropy(logits.reshape(-1, logits.shape[-1]), targets.reshape(-1)).item()
+        return _edited_loss(model, inputs, targets, edit)
 
     base = loss(None)
     out = []
@@ -181,13 +179,16 @@ def sink_rows(weights: list[torch.Tensor], at: float = SINK_ROW) -> torch.Tensor
     return rows
 
 
-def _read_edited(model: GPT, x: torch.Tensor, edit) -> torch.Tensor:
+def _edited_loss(model: GPT, inputs: torch.Tensor, targets: torch.Tensor, edit) -> float:
+    """The mean next-token loss of ``model`` (in eval mode) on ``inputs`` against ``targets``,
+    its heads' outputs changed by ``edit`` (see :meth:`GPT.forward`)."""
     was = model.training
     model.eval()
     try:
-        return model(x, edit=edit)
+        logits = model(inputs, edit=edit)
     finally:
         model.train(was)
+    return F.cross_entropy(logits.reshape(-1, logits.shape[-1]), targets.reshape(-1)).item()
 
 
 def _entropy(weights: torch.Tensor) -> torch.Tensor:
