@@ -104,6 +104,24 @@ def test_plots_hidden_and_captioned(path):
             assert "hide-input" in cell["metadata"].get("tags", []), f"{path.name}: plotting cell not hidden"
             caption = cell["metadata"].get("mystnb", {}).get("figure", {}).get("caption", "")
             assert len(caption) > 40, f"{path.name}: a figure cell without a caption:\n{source}"
+            # the image's alt text says what the figure shows (a screen reader reads it; without it
+            # the page shows the file's path)
+            alt = cell["metadata"]["mystnb"].get("image", {}).get("alt", "")
+            assert len(alt) > 40 and ".png" not in alt, f"{path.name}: a figure without alt text:\n{source}"
+
+
+@pytest.mark.parametrize("path", CHAPTERS, ids=lambda p: p.name)
+def test_code_fits_the_column(path):
+    """The chapters' code is read in the book's column: at most 88 characters a line
+    (book/ruff.toml; `ruff format book/` reflows it), so no code cell scrolls sideways."""
+    limit = 88
+    long = [
+        line
+        for cell in code_cells(path)
+        for line in "".join(cell["source"]).split("\n")
+        if len(line) > limit
+    ]
+    assert not long, f"{path.name}: {len(long)} code lines over {limit} characters, e.g. {long[0]!r}"
 
 
 def _proved_results() -> list[tuple[str, str]]:

@@ -127,3 +127,28 @@ def test_price_frontier_draws_the_path_and_every_trained_model_on_log_axes():
     assert list(ax.lines[0].get_xdata()) == [5.0, 50.0, 5e4] and list(ax.lines[1].get_xdata()) == [3.0]
     assert sum(len(c.get_offsets()) for c in ax.collections) == 2  # one marker per trained model
     matplotlib.pyplot.close(fig)
+
+
+def test_every_heat_map_of_the_book_has_a_colour_bar():
+    """Issue 30: a heat map without its key cannot be read. Every map-drawing figure passes
+    :func:`plots.missing_colour_bars`; a figure with a keyless map fails it."""
+    L = 8
+    one = _attn(1, 1, L)[0][:, 0]
+    x = torch.randn(L, 5)
+    figures = {
+        "head_grid 2x2": plots.head_grid(_attn(2, 2, L), trigger_pos=3),
+        "head_grid 4x4": plots.head_grid(_attn(4, 4, L), trigger_pos=3),
+        "attention_maps": plots.attention_maps({"a": one, "b": one, "c": one, "d": one}, trigger_pos=3),
+        "attention_mean_std": plots.attention_mean_std({"softmax": one, "relu": 0.5 * one}, trigger_pos=3),
+        "sequence": plots.sequence(x, torch.zeros_like(x), trigger_pos=3),
+    }
+    for name, fig in figures.items():
+        assert len(_meshes(fig)) > 0, name
+        assert plots.missing_colour_bars(fig) == [], name
+        plt.close(fig)
+    fig, (a, b) = plt.subplots(1, 2)
+    a.pcolormesh(np.eye(3), vmin=0, vmax=1)
+    a.set_title("keyless")
+    fig.colorbar(b.pcolormesh(np.eye(3), vmin=0, vmax=2), ax=b)  # another scale: explains only its own map
+    assert plots.missing_colour_bars(fig) == ["keyless"]
+    plt.close(fig)

@@ -1,6 +1,7 @@
-"""The trigger-conditional task of Ran-Milo (2026), Section 4. Used in every chapter.
+r"""The trigger-conditional task of Ran-Milo (2026), Section 4. Used in every chapter.
 
-A sequence has ``seq_len`` tokens in R^``d_model``. Coordinates of a token:
+A sequence has ``seq_len`` tokens, each a vector in :math:`\mathbb{R}^d` with
+:math:`d` = ``d_model``. Coordinates of a token:
 
 * 0: BOS indicator (1 only at position 0),
 * 1: trigger indicator (1 only at the trigger),

@@ -68,7 +68,7 @@ def _tube_radius(m: int, p: torch.Tensor) -> torch.Tensor:
 
 
 def bos_mass_lower_bound(task: TriggerTask, mse: float, delta: float = 0.05, *, grid: int = 400) -> torch.Tensor:
-    """The weight on BOS that any one-layer softmax head with test MSE at most ``mse`` must keep.
+    r"""The weight on BOS that any one-layer softmax head with test MSE at most ``mse`` must keep.
 
     Returns a float64 tensor of shape ``(task.seq_len,)``: entry ``i`` is a lower bound on
     ``a_i0`` that holds, at position ``i``, for at least a ``1 - delta`` fraction of the task's
@@ -77,13 +77,17 @@ def bos_mass_lower_bound(task: TriggerTask, mse: float, delta: float = 0.05, *, 
     depend on the key token only, and whose mean squared error per coordinate over the
     task's sequences is at most ``mse``. The theorem certifies row 1 (never the trigger);
     every other entry is 0, BOS's own row included. See the theorem "A sink from the loss
-    alone" in chapter "Softmax needs a sink": with eta = L * d_model * mse, for r, eps_T,
-    eps_1 > 0 with eps_1^2 > eta,
+    alone" in chapter "Softmax needs a sink": with :math:`\eta = L \cdot d \cdot \mathrm{mse}`
+    (:math:`d` = ``d_model``), for :math:`r, \varepsilon_T, \varepsilon_1 > 0` with
+    :math:`\varepsilon_1^2 > \eta`,
 
-        P(a_10 < 1 - eps_1 / r) <= N_m(2 (eps_T + max(r, sqrt(eta)))) + (L-2) eta / eps_T^2
-                                   + eta / (eps_1^2 - eta),
+    .. math::
 
-    where N_m is :func:`tube_probability` with m = d_model - 3 noise coordinates. The
+        P\Bigl(a_{10} < 1 - \frac{\varepsilon_1}{r}\Bigr) \le
+        N_m\bigl(2(\varepsilon_T + \max(r, \sqrt{\eta}))\bigr)
+        + \frac{(L-2)\,\eta}{\varepsilon_T^2} + \frac{\eta}{\varepsilon_1^2 - \eta},
+
+    where :math:`N_m` is :func:`tube_probability` with :math:`m = d - 3` noise coordinates. The
     confidence ``delta`` is split between the three terms on a ``grid`` x ``grid`` search.
     """
     _check_task(task, need_bos=True)

@@ -17,7 +17,7 @@ and :func:`~attnsink.analysis.model_label` are importable from here too).
 from ..analysis import history_frame, model_label
 from .grid import grid_summary
 from .language import backcopy_heads, head_ablations, sink_over_training
-from .maps import attention_maps, attention_mean_std, head_grid, sequence
+from .maps import attention_maps, attention_mean_std, head_grid, missing_colour_bars, sequence
 from .style import set_theme
 from .trigger import (
     capped_tradeoff,
@@ -37,6 +37,7 @@ __all__ = [
     "head_grid",
     "sequence",
     "attention_maps",
+    "missing_colour_bars",
     "head_ablations",
     "history_frame",
     "training_curves",

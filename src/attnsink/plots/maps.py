@@ -35,6 +35,7 @@ def _heatmap(ax, matrix: np.ndarray, *, title: str, vmax: float, trigger_pos: in
     ax.set_yticks(ticks + 0.5, ticks, rotation=0, fontsize=8)
     if trigger_pos is not None:  # outline the trigger row
         ax.add_patch(plt.Rectangle((0, trigger_pos), trigger_pos + 1, 1, fill=False, edgecolor="tab:blue", lw=1.5))
+    return mesh
 
 
 def attention_mean_std(figure_attn: dict[str, torch.Tensor], trigger_pos: int) -> plt.Figure:
@@ -61,7 +62,9 @@ def head_grid(attn: list[torch.Tensor], trigger_pos: int | None = None, *, index
     the sequence. Used for multi-layer models.
     """
     n_layers, n_heads = len(attn), attn[0].shape[1]
-    fig, axes = plt.subplots(n_layers, n_heads, figsize=(3.4 * n_heads, 3.2 * n_layers), squeeze=False)
+    # panels sized so that four to a row stay legible at the book's column width
+    size = 3.2 if n_heads <= 2 else 2.5
+    fig, axes = plt.subplots(n_layers, n_heads, figsize=(size * n_heads + 0.6, size * n_layers), squeeze=False)
     vmax = max(1.0, max(float(a[index].max()) for a in attn))
     for layer, a in enumerate(attn):
         for head in range(n_heads):
@@ -103,20 +106,46 @@ def attention_maps(maps: dict[str, torch.Tensor], trigger_pos: int, *, ncols: in
     """Mean attention over test sequences for several models, one panel each (title = key).
 
     ``maps`` maps a title to (sequences, query, key) weights; the colour scale is shared
-    and starts at 0, so a head that is off shows as a blank triangle.
+    (one colour bar, on the right) and starts at 0, so a head that is off shows as a blank
+    triangle.
     """
     n = len(maps)
     nrows = -(-n // ncols)
-    fig, axes = plt.subplots(nrows, ncols, figsize=(3.6 * ncols, 3.4 * nrows), squeeze=False)
+    fig, axes = plt.subplots(
+        nrows, ncols, figsize=(3.2 * ncols + 0.8, 3.2 * nrows), squeeze=False, layout="constrained"
+    )
     means = {k: v.detach().float().cpu().mean(dim=0).numpy() for k, v in maps.items()}
     vmax = max(1.0, max(float(m.max()) for m in means.values()))
     for ax, (title, mean) in zip(axes.flat, means.items()):
-        _heatmap(ax, mean, title=title, vmax=vmax, trigger_pos=trigger_pos, cbar=False)
+        mesh = _heatmap(ax, mean, title=title, vmax=vmax, trigger_pos=trigger_pos, cbar=False)
     for ax in axes.flat[n:]:
         ax.axis("off")
     for ax in axes[:, 1:].flat:
         ax.set_ylabel("")
     for ax in axes[:-1, :].flat:
         ax.set_xlabel("")
-    fig.tight_layout()
+    bar = fig.colorbar(mesh, ax=axes.ravel().tolist(), shrink=0.6, label="mean attention weight")
+    bar.outline.set_linewidth(0)
     return fig
+
+
+def missing_colour_bars(fig: plt.Figure) -> list[str]:
+    """The heat maps of ``fig`` whose colours no colour bar explains: a map (a
+    ``pcolormesh`` or an image) counts as explained when it has a colour bar of its own or
+    shares its colour map and limits with one that has. Empty when every map has its key;
+    otherwise the maps' titles. The book's heat maps are checked with it in the tests."""
+    from matplotlib.collections import QuadMesh
+    from matplotlib.image import AxesImage
+
+    maps = [
+        (ax, m)
+        for ax in fig.axes
+        for m in [*ax.collections, *ax.images]
+        if isinstance(m, (QuadMesh, AxesImage)) and not hasattr(ax, "_colorbar")
+    ]
+    keyed = {(m.get_cmap().name, m.norm.vmin, m.norm.vmax) for _, m in maps if m.colorbar is not None}
+    return [
+        ax.get_title() or f"axes {i}"
+        for i, (ax, m) in enumerate(maps)
+        if m.colorbar is None and (m.get_cmap().name, m.norm.vmin, m.norm.vmax) not in keyed
+    ]
