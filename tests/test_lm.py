@@ -461,3 +461,51 @@ def test_ablate_heads_computes_the_kinds_asked_for():
     assert torch.equal(some["zero"], ablate_heads(model, x, rows)["zero"])
     with pytest.raises(ValueError, match="kinds"):
         ablate_heads(model, x, rows, kinds=("half",))
+
+
+def test_learning_rate_warms_up_then_stays_or_falls_along_a_cosine():
+    from attnsink.lm.training import learning_rate
+
+    assert [learning_rate(s, 100, 1.0, warmup=4) for s in (1, 2, 4, 5, 100)] == [0.25, 0.5, 1.0, 1.0, 1.0]
+    cos = [learning_rate(s, 104, 1.0, warmup=4, schedule="cosine") for s in (4, 54, 104)]
+    assert cos[0] == 1.0 and cos[1] == pytest.approx(0.55) and cos[2] == pytest.approx(0.1)
+    falling = [learning_rate(s, 104, 1.0, warmup=4, schedule="cosine") for s in range(4, 105)]
+    assert all(a >= b for a, b in zip(falling, falling[1:]))
+
+
+def test_a_schedule_changes_training_and_its_absence_keeps_the_old_recipe():
+    task = BigramBackcopy(vocab_size=8, n_triggers=2, seq_len=12)
+
+    def run(**kw):
+        model = GPT(task.vocab_size, seq_len=12, d_model=16, n_layers=1, n_heads=2, seed=0)
+        return train_lm(model, task, steps=6, lr=3e-3, batch_size=4, every=6, n_val=4, **kw).history["val_loss"][-1]
+
+    plain = run()
+    assert run(warmup=0, schedule="constant") == plain  # the defaults are the old recipe exactly
+    assert run(warmup=3, schedule="cosine") != plain
+    for kw, name in (({"warmup": 6}, "warmup"), ({"warmup": -1}, "warmup"), ({"schedule": "linear"}, "schedule")):
+        with pytest.raises(ValueError, match=name):
+            run(**kw)
+
+
+def test_python_source_is_the_carried_standard_library_and_can_be_cut():
+    import hashlib
+
+    from attnsink.lm import PythonSource, data, source_corpus
+
+    text = source_corpus()
+    assert hashlib.sha256(text.encode()).hexdigest() == data.SOURCE_SHA256
+    assert len(text) == 4_698_447 and "def " in text and "import" in text
+    full, cut = PythonSource(seq_len=32), PythonSource(seq_len=32, train_chars=10_000)
+    assert full.vocab_size == cut.vocab_size == len(set(text))
+    ids = data._encoded_source()[0]
+    x = cut.sample(200, seed=1)
+    assert (x[:, 0] == cut.bos_id).all()
+    # every training window of the cut task lies in the first 10,000 characters
+    head = ids[:10_000].tolist()
+    windows = {tuple(head[i : i + 31]) for i in range(10_000 - 31 + 1)}
+    assert all(tuple(row) in windows for row in x[:, 1:].tolist())
+    assert torch.equal(cut.sample(8, seed=0, split="val"), full.sample(8, seed=0, split="val"))  # same held-out end
+    for kw in ({"train_chars": 10}, {"train_chars": len(text)}):
+        with pytest.raises(ValueError, match="train_chars"):
+            PythonSource(seq_len=32, **kw)

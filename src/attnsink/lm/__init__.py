@@ -10,7 +10,7 @@ language models (chapters 7 and 8), in four parts:
   shared training path (:func:`attnsink.parallel.train_many`, the results cache) calls.
 """
 
-from .data import BigramBackcopy, CharText, task_config, text_corpus, val_batch
+from .data import BigramBackcopy, CharText, PythonSource, source_corpus, task_config, text_corpus, val_batch
 from .metrics import (
     HEAD_KEYS,
     ablate_heads,
@@ -31,6 +31,8 @@ __all__ = [
     "BigramBackcopy",
     "Block",
     "CharText",
+    "PythonSource",
+    "source_corpus",
     "LMResult",
     "ablate_heads",
     "backcopy_metrics",

@@ -1,6 +1,7 @@
 """The languages the GPTs learn: Bigram-Backcopy, a synthetic language whose triggers are known
-(after Guo et al., 2024), and English text: the help topics of CPython 3.11.7 (``pydoc_data.topics``),
-carried by the library so that every Python reads the same text.
+(after Guo et al., 2024); English text: the help topics of CPython 3.11.7 (``pydoc_data.topics``);
+and Python source: the top-level modules of CPython 3.11.7's standard library, ten times
+more text. The library carries both texts so that every Python reads the same ones.
 Used in chapters 7 and 8."""
 
 from __future__ import annotations
@@ -107,6 +108,17 @@ CORPUS = Path(__file__).parent / "corpus" / "pydoc_topics.txt.gz"
 CORPUS_SHA256 = "71f2ff5d99bdc1f9c48c5c2353ad138201c5ca1c377e0226857ef8fa89b8bcee"
 """The checksum of the text: a model trained on another text is another model."""
 
+SOURCE = Path(__file__).parent / "corpus" / "stdlib_py.txt.gz"
+SOURCE_SHA256 = "4cdcd8e30e688a37e6ceb99c607d19fa3f6bcc283510f087879fd58806857b5f"
+"""The checksum of the Python source (:func:`source_corpus`)."""
+
+
+def _read_carried(path: Path, sha256: str) -> str:
+    data = gzip.decompress(path.read_bytes())
+    if hashlib.sha256(data).hexdigest() != sha256:
+        raise RuntimeError(f"{path} is not the book's text (its SHA-256 differs); restore it from the repository")
+    return data.decode("utf-8")
+
 
 @lru_cache(maxsize=1)
 def text_corpus() -> str:
@@ -114,18 +126,32 @@ def text_corpus() -> str:
     which the library carries (``lm/corpus/``, see its README): the help topics change from one
     Python release to the next, so reading the running Python's would train another model on
     every Python. ``RuntimeError`` if the file is not the text it should be."""
-    data = gzip.decompress(CORPUS.read_bytes())
-    if hashlib.sha256(data).hexdigest() != CORPUS_SHA256:
-        raise RuntimeError(f"{CORPUS} is not the book's text (its SHA-256 differs); restore it from the repository")
-    return data.decode("utf-8")
+    return _read_carried(CORPUS, CORPUS_SHA256)
+
+
+@lru_cache(maxsize=1)
+def source_corpus() -> str:
+    """Python source: the 168 top-level modules of CPython 3.11.7's standard library
+    (``Lib/*.py``, in sorted order, joined by newlines; about 4.7 MB), which the library carries
+    (``lm/corpus/``, see its README) for the same reason as :func:`text_corpus`.
+    ``RuntimeError`` if the file is not the text it should be."""
+    return _read_carried(SOURCE, SOURCE_SHA256)
+
+
+def _encode(text: str) -> tuple[torch.Tensor, tuple[str, ...]]:
+    chars = tuple(sorted(set(text)))
+    index = {c: i for i, c in enumerate(chars)}
+    return torch.tensor([index[c] for c in text], dtype=torch.int64), chars
 
 
 @lru_cache(maxsize=1)
 def _encoded_corpus() -> tuple[torch.Tensor, tuple[str, ...]]:
-    text = text_corpus()
-    chars = tuple(sorted(set(text)))
-    index = {c: i for i, c in enumerate(chars)}
-    return torch.tensor([index[c] for c in text], dtype=torch.int64), chars
+    return _encode(text_corpus())
+
+
+@lru_cache(maxsize=1)
+def _encoded_source() -> tuple[torch.Tensor, tuple[str, ...]]:
+    return _encode(source_corpus())
 
 
 @dataclass(frozen=True)
@@ -162,7 +188,7 @@ class CharText:
             raise ValueError(f"split must be 'train' or 'val', got {split!r}")
         data, _ = self.encoded()
         cut = int(len(data) * (1 - self.val_fraction))
-        part = data[:cut] if split == "train" else data[cut:]
+        part = data[: self._train_end(cut)] if split == "train" else data[cut:]
         width = self.seq_len - (1 if self.bos else 0)
         g = torch.Generator().manual_seed(seed)
         starts = torch.randint(0, len(part) - width, (n,), generator=g)
@@ -170,6 +196,38 @@ class CharText:
         if self.bos:
             x = torch.cat([torch.full((n, 1), self.bos_id), x], dim=1)
         return x
+
+    def _train_end(self, cut: int) -> int:
+        return cut
+
+
+@dataclass(frozen=True)
+class PythonSource(CharText):
+    """Python source as a character-level language (:func:`source_corpus`, about ten times
+    the text of :class:`CharText`), windows as in :class:`CharText`; the last
+    ``val_fraction`` of the text is held out. With ``train_chars``, training windows come from
+    the first ``train_chars`` characters of the training part only (the amount of data seen, a
+    variable of Gu et al., 2025), and validation from the same held-out end."""
+
+    train_chars: int | None = None
+
+    def __post_init__(self):
+        super().__post_init__()
+        if self.train_chars is not None:
+            check_int("train_chars", self.train_chars, 10 * self.seq_len)
+            total = len(self.encoded()[0])
+            cut = int(total * (1 - self.val_fraction))
+            if self.train_chars > cut:
+                raise ValueError(
+                    f"train_chars must be at most the training part's {cut} characters, got {self.train_chars}"
+                )
+
+    def encoded(self) -> tuple[torch.Tensor, tuple[str, ...]]:
+        """The source as token ids, and the characters (id = index)."""
+        return _encoded_source()
+
+    def _train_end(self, cut: int) -> int:
+        return cut if self.train_chars is None else self.train_chars
 
 
 def task_config(task) -> dict:

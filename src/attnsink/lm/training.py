@@ -8,6 +8,7 @@ never on embeddings, LayerNorm gains, biases or a rule's learned logit, the usua
 
 from __future__ import annotations
 
+import math
 from dataclasses import dataclass
 
 import numpy as np
@@ -41,6 +42,22 @@ def param_groups(model: nn.Module, weight_decay: float) -> list[dict]:
     return [{"params": decay, "weight_decay": weight_decay}, {"params": rest, "weight_decay": 0.0}]
 
 
+SCHEDULES = ("constant", "cosine")
+"""The learning-rate schedules of :func:`train_lm` after its warmup."""
+
+
+def learning_rate(step: int, steps: int, lr: float, warmup: int = 0, schedule: str = "constant") -> float:
+    """The learning rate of step ``step`` (1 .. ``steps``): ``lr * step / warmup`` while
+    ``step <= warmup``; then ``lr`` (``constant``), or ``lr`` falling along a half cosine to
+    ``lr / 10`` at step ``steps`` (``cosine``)."""
+    if step <= warmup:
+        return lr * step / warmup
+    if schedule == "constant":
+        return lr
+    done = (step - warmup) / max(1, steps - warmup)
+    return lr * (0.1 + 0.9 * 0.5 * (1 + math.cos(math.pi * done)))
+
+
 def train_lm(
     model: GPT,
     task,
@@ -51,6 +68,8 @@ def train_lm(
     weight_decay: float = 0.0,
     every: int = 50,
     n_val: int = 128,
+    warmup: int = 0,
+    schedule: str = "constant",
     seed: int = 0,
     progress: bool = False,
 ) -> LMResult:
@@ -58,8 +77,17 @@ def train_lm(
     fresh sequences from ``task`` (a :class:`~attnsink.lm.BigramBackcopy` or
     :class:`~attnsink.lm.CharText`), on the model's device. Weight decay on the matrices only
     (:func:`param_groups`). Every ``every`` steps (and at the end) the history records the
-    validation loss and the heads' metrics on ``n_val`` fixed validation sequences."""
+    validation loss and the heads' metrics on ``n_val`` fixed validation sequences.
+
+    The learning rate rises linearly from ``lr / warmup`` to ``lr`` over the first ``warmup``
+    steps, then stays at ``lr`` (``schedule="constant"``) or falls along a half cosine to
+    ``lr / 10`` at the last step (``"cosine"``; :func:`learning_rate`)."""
     check_int("steps", steps, 1)
+    check_int("warmup", warmup, 0)
+    if warmup >= steps:
+        raise ValueError(f"warmup must be fewer steps than steps={steps}, got {warmup}")
+    if schedule not in SCHEDULES:
+        raise ValueError(f"schedule must be one of {SCHEDULES}, got {schedule!r}")
     check_int("batch_size", batch_size, 1)
     check_int("every", every, 1)
     check_int("n_val", n_val, 1)
@@ -77,6 +105,9 @@ def train_lm(
 
         bar = tqdm(total=steps, desc=f"GPT {model.attention}", leave=False)
     for step in range(1, steps + 1):
+        if warmup or schedule != "constant":
+            for group in opt.param_groups:
+                group["lr"] = learning_rate(step, steps, lr, warmup, schedule)
         x = task.sample(batch_size, seed=seed * 1_000_003 + step).to(device)
         loss = lm_loss(model, x)
         opt.zero_grad(set_to_none=True)
@@ -99,7 +130,7 @@ def train_lm(
 
 
 ARCH_KEYS = ("vocab_size", "seq_len", "d_model", "n_layers", "n_heads", "attention")
-RECIPE_KEYS = ("steps", "lr", "batch_size", "weight_decay", "every", "n_val")
+RECIPE_KEYS = ("steps", "lr", "batch_size", "weight_decay", "every", "n_val", "warmup", "schedule")
 
 
 @dataclass(frozen=True)
