@@ -152,3 +152,29 @@ def test_every_heat_map_of_the_book_has_a_colour_bar():
     fig.colorbar(b.pcolormesh(np.eye(3), vmin=0, vmax=2), ax=b)  # another scale: explains only its own map
     assert plots.missing_colour_bars(fig) == ["keyless"]
     plt.close(fig)
+
+
+def test_sink_over_tokens_draws_each_amount_of_text_per_seed_against_tokens():
+    def run(chars, seed, largest):
+        steps = [100, 200]
+        first = [[[0.1, largest[0]]], [[0.1, largest[1]]]]  # (steps, layers, heads)
+        tokens = [s * 32 * 63 for s in steps]
+        history = {
+            "step": steps,
+            "tokens": tokens,
+            "epochs": [t / chars for t in tokens],
+            "val_loss": [2.0, 1.5],
+            "sink": [0.0, 0.0],
+            "first_mean": first,
+        }
+        return {"train_chars": chars, "seed": seed, "history": history}
+
+    runs = [run(420_000, 0, (0.2, 0.4)), run(4_200_000, 0, (0.1, 0.12)), run(4_200_000, 1, (0.1, 0.13))]
+    fig = plots.sink_over_tokens(runs)
+    left = fig.axes[0]
+    assert left.get_xscale() == "log"
+    lines = [ln for ln in left.get_lines() if len(ln.get_xdata()) == 2 and list(ln.get_ydata()) != [0.3, 0.3]]
+    assert len(lines) == 3  # one line per (amount, seed)
+    assert sorted(tuple(ln.get_ydata()) for ln in lines) == [(0.1, 0.12), (0.1, 0.13), (0.2, 0.4)]
+    assert any(list(ln.get_ydata()) == [0.3, 0.3] for ln in left.get_lines())  # the threshold
+    plt.close(fig)

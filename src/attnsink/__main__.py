@@ -22,7 +22,17 @@ import os
 import sys
 from pathlib import Path
 
-EXPERIMENT_NAMES = ("backcopy", "blocks", "capped_bos", "multi_layer", "single_layer", "sweep", "text_lm", "variants")
+EXPERIMENT_NAMES = (
+    "backcopy",
+    "blocks",
+    "capped_bos",
+    "multi_layer",
+    "single_layer",
+    "sweep",
+    "text_lm",
+    "text_scale",
+    "variants",
+)
 """The names of :data:`attnsink.experiments.EXPERIMENTS`, here so that ``--help`` needs no
 import of torch (a test checks that the two agree)."""
 PROFILE_CHOICES = ("quick", "full")  # attnsink.profiles.PROFILES, checked by the same test

@@ -406,6 +406,32 @@ def sink_history_frame(runs: list[dict]) -> pd.DataFrame:
     return pd.DataFrame(rows)
 
 
+def scale_history_frame(runs: list[dict]) -> pd.DataFrame:
+    """:func:`attnsink.experiments.text_scale`'s runs during training, one row per (run,
+    measurement): the amount of text (``text``, e.g. "4.2M characters"), ``seed``, ``step``,
+    the tokens seen (``tokens``) and passes over the text (``epochs``), the validation loss,
+    ``Sink_1^eps`` (``sink``) and the largest mean weight on token 0 among all heads
+    (``largest``)."""
+    rows = []
+    for r in runs:
+        h = r["history"]
+        first = np.asarray(h["first_mean"])  # (steps, layers, heads)
+        for i, step in enumerate(h["step"]):
+            rows.append(
+                {
+                    "text": f"{r['train_chars'] / 1e6:.2g}M characters",
+                    "seed": r["seed"],
+                    "step": step,
+                    "tokens": h["tokens"][i],
+                    "epochs": h["epochs"][i],
+                    "val_loss": h["val_loss"][i],
+                    "sink": h["sink"][i],
+                    "largest": float(first[i].max()),
+                }
+            )
+    return pd.DataFrame(rows)
+
+
 def grid_slice(runs: pd.DataFrame, axis: str, axes: list[str], defaults: dict) -> pd.DataFrame:
     """The runs of a grid that its summary shows along ``axis``: those whose other varied
     settings (``axes``) are at ``defaults`` (the slice a one-setting-at-a-time sweep varies)
@@ -482,6 +508,7 @@ __all__ = [
     "capped_error_frame",
     "backcopy_frame",
     "sink_history_frame",
+    "scale_history_frame",
     "grid_slice",
     "value_weight",
     "cancelling_frontier",

@@ -153,3 +153,13 @@ TEXT = {  # AdamW, batches of 8 windows; lr is unused (every model trains at eac
     "quick": Settings(seeds=1, steps=2_000, lr=TEXT_LRS[0], batch_size=8, stop_linf=None),
     "full": Settings(seeds=3, steps=20_000, lr=TEXT_LRS[0], batch_size=8, stop_linf=None),
 }
+
+# ---- language models: the same GPT on ten times more text (CPython 3.11.7's standard library source) ----
+SCALE_TASK = {"seq_len": 64}  # BOS and 63 characters, as TEXT_TASK
+SCALE_CHARS = (None, 420_000)  # every training character (about 4.2 million), and about chapter 8's amount
+SCALE_WEIGHT_DECAY = 0.1
+SCALE_WARMUP = 0.05  # the share of the steps the learning rate warms up over, before its cosine decay
+TEXT_SCALE = {  # softmax only: the question is whether its first-token sink forms; AdamW, batches of 32 windows
+    "quick": Settings(seeds=1, steps=300, lr=1e-2, batch_size=32, stop_linf=None),
+    "full": Settings(seeds=2, steps=10_000, lr=1e-2, batch_size=32, stop_linf=None),
+}

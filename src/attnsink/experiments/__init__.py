@@ -2,8 +2,8 @@
 
 Modules: :mod:`~attnsink.experiments.base` (what they share), :mod:`~attnsink.experiments.one_head`,
 :mod:`~attnsink.experiments.capped`, :mod:`~attnsink.experiments.deep`,
-:mod:`~attnsink.experiments.sweeps`, :mod:`~attnsink.experiments.rules` and
-:mod:`~attnsink.experiments.language`.
+:mod:`~attnsink.experiments.sweeps`, :mod:`~attnsink.experiments.rules`,
+:mod:`~attnsink.experiments.language` and :mod:`~attnsink.experiments.scale`.
 Every experiment is called the same way, ``NAME(profile=None, *, seeds=None, device=None,
 progress=False, cache_dir=None, workers=None)``, returns an :class:`~attnsink.experiments.base.ExperimentResult`
 and is registered in :data:`EXPERIMENTS` for ``python -m attnsink reproduce NAME``. Their
@@ -21,6 +21,8 @@ experiment                what it trains                      chapters
                           without BOS
 :func:`backcopy`          a small GPT on Bigram-Backcopy      7
 :func:`text_lm`           a character-level GPT on English    8
+:func:`text_scale`        the same GPT on ten times more      8
+                          text (Python source)
 ========================  ==================================  =========
 """
 
@@ -49,6 +51,7 @@ from .deep import blocks, multi_layer
 from .language import backcopy, text_lm
 from .one_head import single_layer
 from .rules import VARIANT_RULES, variants, variants_table
+from .scale import text_scale
 from .sweeps import sweep
 
 __all__ = [
@@ -82,6 +85,7 @@ __all__ = [
     "single_layer",
     "sweep",
     "text_lm",
+    "text_scale",
     "variants",
     "variants_table",
 ]

@@ -1,14 +1,15 @@
 """Figures of the language models: each head's weight on token 0 at ordinary and trigger
 queries (:func:`backcopy_heads`, chapter 7), what their outputs are worth
 (:func:`head_ablations`), and the sink forming during training
-(:func:`sink_over_training`, chapter 8). The frames they draw come from :mod:`attnsink.analysis`."""
+(:func:`sink_over_training` and :func:`sink_over_tokens`, chapter 8). The frames they draw
+come from :mod:`attnsink.analysis`."""
 
 from __future__ import annotations
 
 import matplotlib.pyplot as plt
 import seaborn as sns
 
-from ..analysis import backcopy_frame, sink_history_frame
+from ..analysis import backcopy_frame, scale_history_frame, sink_history_frame
 
 
 def _panels(n: int, ncols: int = 3, size: float = 3.0, **kw):
@@ -73,11 +74,53 @@ def sink_over_training(runs: list[dict], *, eps: float | None = None) -> plt.Fig
     eps = SINK_EPS if eps is None else eps
     df = sink_history_frame(runs)
     panels = list(dict.fromkeys(df["panel"]))
-    fig, axes = plt.subplots(1, len(panels), figsize=(3.4 * len(panels), 3.2), squeeze=False, sharey=True)
-    for ax, name in zip(axes[0], panels):
+    fig, axes = _panels(len(panels), ncols=2, size=3.4, sharey=True)
+    for i, (ax, name) in enumerate(zip(axes, panels)):
         part = df[df["panel"] == name]
-        sns.lineplot(data=part, x="step", y="weight", hue="layer", units="seed", estimator=None, palette="deep", ax=ax)
-        ax.axhline(eps, color="grey", lw=0.8, ls=":")
+        sns.lineplot(
+            data=part,
+            x="step",
+            y="weight",
+            hue="layer",
+            units="seed",
+            estimator=None,
+            palette="deep",
+            ax=ax,
+            legend=i == 0,
+        )
+        ax.axhline(eps, color="grey", lw=1.2, ls=":")
         ax.set(ylim=(-0.02, 1.02), title=name, xlabel="training step", ylabel="largest head weight on token 0")
+    fig.tight_layout()
+    return fig
+
+
+def sink_over_tokens(runs: list[dict], *, eps: float | None = None) -> plt.Figure:
+    """Language models on more text (:func:`attnsink.experiments.text_scale`): against the
+    tokens seen, the largest mean weight on token 0 among all heads with ``Sink_1^eps``'s
+    threshold dotted (left), and the validation loss (right); colour = amount of text, one
+    line per seed."""
+    from ..metrics import SINK_EPS
+
+    eps = SINK_EPS if eps is None else eps
+    df = scale_history_frame(runs)
+    fig, axes = _panels(2, ncols=2, size=3.6)
+    for ax, y, label in (
+        (axes[0], "largest", "largest head weight on token 0"),
+        (axes[1], "val_loss", "validation loss"),
+    ):
+        sns.lineplot(
+            data=df,
+            x="tokens",
+            y=y,
+            hue="text",
+            units="seed",
+            estimator=None,
+            palette="deep",
+            ax=ax,
+            legend=ax is axes[1],
+        )
+        ax.set(xscale="log", xlabel="tokens seen", ylabel=label)
+    axes[0].axhline(eps, color="grey", lw=1.2, ls=":")
+    axes[0].set_ylim(-0.02, 1.02)
     fig.tight_layout()
     return fig
