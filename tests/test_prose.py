@@ -248,3 +248,24 @@ def test_softmax_silence_sentence():
     assert "nan" not in text
     one = cond.iloc[[0, 3]]
     assert prose.softmax_silence_sentence(one).startswith("Of this one softmax head, 1 puts at least half of its")
+
+
+def test_scale_sentence_counts_sinks_per_amount_of_text():
+    from attnsink.prose import scale_sentence
+
+    def run(chars, final, ever):
+        return {"train_chars": chars, "first_mean": final, "history": {"first_mean": [final, ever]}}
+
+    runs = [
+        run(420_000, [[0.1, 0.35]], [[0.1, 0.5]]),
+        run(4_200_000, [[0.1, 0.12]], [[0.1, 0.2]]),
+        run(4_200_000, [[0.11, 0.13]], [[0.1, 0.14]]),
+    ]
+    text = scale_sentence(runs, eps=0.3)
+    big, small = text.split("; on ")
+    assert big.startswith("on 4.2 million characters, 0 heads of 4 over 2 runs end above it")
+    assert "largest final weight on the first token of any head is 0.13, and 0.20 at any measured step" in big
+    assert small.startswith("0.42 million characters, 1 head of 2 over 1 run ends above it")
+    assert small.endswith("is 0.35, and 0.50 at any measured step")
+    with pytest.raises(ValueError, match="runs"):
+        scale_sentence([], eps=0.3)

@@ -334,3 +334,26 @@ __all__ = [
     "conditional_sentence",
     "softmax_silence_sentence",
 ]
+
+
+def scale_sentence(runs: list[dict], *, eps: float) -> str:
+    """What :func:`attnsink.experiments.text_scale` measured, for each amount of text: how
+    many heads end as sinks (mean weight on token 0 above ``eps``) over how many runs, the
+    largest final weight on token 0 of any head, and the largest at any measured step. One
+    clause per amount, largest amount first, joined by semicolons."""
+    if not runs:
+        raise ValueError("runs must hold at least one run")
+    clauses = []
+    for chars in sorted({r["train_chars"] for r in runs}, reverse=True):
+        part = [r for r in runs if r["train_chars"] == chars]
+        final = [np.asarray(r["first_mean"]) for r in part]
+        ever = max(float(np.max(r["history"]["first_mean"])) for r in part)
+        heads = sum(f.size for f in final)
+        sinks = sum(int((f > eps).sum()) for f in final)
+        top = max(float(f.max()) for f in final)
+        clauses.append(
+            f"on {chars / 1e6:.2g} million characters, {plural(sinks, 'head')} of {heads} over "
+            f"{plural(len(part), 'run')} {agree(sinks, 'ends', 'end')} above it; the largest final weight on the "
+            f"first token of any head is {top:.2f}, and {ever:.2f} at any measured step"
+        )
+    return "; ".join(clauses)
