@@ -151,3 +151,31 @@ def test_the_list_of_results_lists_every_proved_result_in_order():
 def test_notation_and_results_pages_are_in_the_toc():
     files = [c["file"] for part in TOC["parts"] for c in part["chapters"]]
     assert "book/notation" in files and "book/results" in files
+
+
+def test_numbers_are_written_as_a_reader_writes_them():
+    from attnsink.book import number
+
+    assert [number(x) for x in (2.261, 0.0123, 0.1, 0, 12345.6)] == ["2.261", "0.012", "0.100", "0", "12345.600"]
+    assert number(0.00123) == "1.2 × 10⁻³" and number(3.2e-5) == "3.2 × 10⁻⁵" and number(-4e-9) == "-4.0 × 10⁻⁹"
+    assert number(1.5e6) == "1.5 × 10⁶" and number(float("nan")) == "–" and number(None) == "–"
+    assert number(0.05, precision=2) == "5.0 × 10⁻²" and number(0.5, precision=2) == "0.50"
+
+
+def test_a_table_has_a_caption_plain_numbers_and_whole_numbers_as_integers():
+    import pandas as pd
+
+    from attnsink.book import table
+
+    df = pd.DataFrame(
+        {"rule": ["softmax", "relu"], "steps": [1000.0, 25000.0], "mse": [3e-6, 0.012], "seeds stopped": [1.0, 0.5]}
+    )
+    html = table(df, "Table 1.1. Two rules.", index=False, formats={"seeds stopped": "{:.0%}"}).to_html()
+    assert "<caption>Table 1.1. Two rules.</caption>" in html
+    for shown in (">1000<", ">25,000<", ">3.0 × 10⁻⁶<", ">0.012<", ">100%<", ">50%<", ">softmax<"):
+        assert shown in html, shown
+    assert "e-06" not in html and "1000.000" not in html
+    with pytest.raises(ValueError, match="caption"):
+        table(df, "")
+    with pytest.raises(ValueError, match="formats"):
+        table(df, "T", formats={"nope": "{:.1f}"})

@@ -59,12 +59,66 @@ def models_line(profile: str, *, train: bool, store: bool, cache: bool, chosen: 
     return f"profile {profile}{default}: {where}{fate} ({how}; ATTNSINK_PROFILE=quick|full switches)"
 
 
-def table(df, caption: str, *, precision: int = 3, index: bool = True):
-    """``df`` as the book shows a table: a pandas Styler with ``caption`` above it, floats to
-    ``precision`` decimals (strings, such as :func:`attnsink.analysis.mean_range`'s, as they
-    are), and the index shown only when ``index``. The look (padding, right-aligned tabular
-    digits) is the book's stylesheet's (``_static/tables.css``)."""
+SUPERSCRIPTS = str.maketrans("-0123456789", "\u207b\u2070\u00b9\u00b2\u00b3\u2074\u2075\u2076\u2077\u2078\u2079")
+
+
+def number(x, precision: int = 3) -> str:
+    """A number as a reader writes it: ``precision`` decimals from 10^(1 - precision) up to
+    10^5 (``number(0.0123)`` is '0.012'), otherwise two significant digits times a power
+    of ten in superscript ('3.2 × 10⁻⁵', '1.5 × 10⁶'); '0' for zero and '–' for a missing
+    value (None or NaN). Used by :func:`table` and for numbers glued into the text."""
+    import math
+
+    if x is None or (isinstance(x, float) and math.isnan(x)):
+        return "\u2013"
+    x = float(x)
+    if x == 0:
+        return "0"
+    if math.isinf(x):
+        return "\u221e" if x > 0 else "\u2212\u221e"
+    if 10 ** (1 - precision) <= abs(x) < 1e5:
+        return f"{x:.{precision}f}"
+    mantissa, exponent = f"{x:.1e}".split("e")
+    return f"{mantissa} \u00d7 10{str(int(exponent)).translate(SUPERSCRIPTS)}"
+
+
+def table(df, caption: str, *, precision: int = 3, index: bool = True, formats: dict | None = None):
+    """``df`` as the book shows a table: a pandas Styler with ``caption`` above it, and the
+    index shown only when ``index``. Numbers are written by :func:`number` with
+    ``precision`` (a float column whose values are all whole numbers as integers); strings,
+    such as :func:`attnsink.analysis.mean_range`'s, as they are; ``formats`` maps a column
+    to a format string (``"{:.0%}"``) or a function of the value, for the columns that need
+    another form. The look (padding, right-aligned tabular digits) is the book's
+    stylesheet's (``_static/tables.css``)."""
+    import numbers
+
+    import numpy as np
+
     if not caption:
         raise ValueError("caption must say what the table shows")
-    styler = df.style.format(precision=precision).set_caption(caption)
+    formats = dict(formats or {})
+    unknown = set(formats) - set(df.columns)
+    if unknown:
+        raise ValueError(f"formats names columns the table does not have: {sorted(map(str, unknown))}")
+
+    def whole(column) -> bool:
+        values = np.asarray([v for v in df[column] if isinstance(v, numbers.Real) and not isinstance(v, bool)], float)
+        values = values[np.isfinite(values)]
+        return values.size > 0 and bool(np.all(values == np.round(values))) and bool(np.all(np.abs(values) < 1e15))
+
+    def cell(column):
+        integer = whole(column)
+
+        def show(v):
+            if isinstance(v, bool) or not isinstance(v, numbers.Real):
+                return "\u2013" if v is None else str(v)
+            if integer and np.isfinite(v):
+                return f"{int(round(float(v))):,}" if abs(v) >= 1e4 else str(int(round(float(v))))
+            return number(v, precision)
+
+        return show
+
+    for column in df.columns:
+        formats.setdefault(column, cell(column))
+    styler = df.style.format(formats).set_caption(caption)
     return styler if index else styler.hide(axis="index")
