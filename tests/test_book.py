@@ -179,3 +179,52 @@ def test_a_table_has_a_caption_plain_numbers_and_whole_numbers_as_integers():
         table(df, "")
     with pytest.raises(ValueError, match="formats"):
         table(df, "T", formats={"nope": "{:.1f}"})
+
+
+def _py_targets() -> list[tuple[str, str]]:
+    """(page, target) of every {py:...} reference in the book's pages."""
+    import re
+
+    pages = [*CHAPTERS, *(ROOT / "book").glob("*.md")]
+    found = []
+    for path in pages:
+        text = path.read_text()
+        for m in re.finditer(r"\{py:(?:func|class|meth|mod|data|attr|obj)\}`([^`]+)`", text):
+            target = m.group(1)
+            target = re.search(r"<([^>]+)>", target).group(1) if "<" in target else target
+            found.append((path.name, target.lstrip("~")))
+    return found
+
+
+def test_every_library_name_the_book_links_is_documented_where_the_link_points():
+    """A {py:func} link resolves only to the module the API page documents the name in (its
+    ``__module__``); otherwise Sphinx shows it as plain code, silently. Every link's target
+    must be that canonical path, under a module the API page lists."""
+    import importlib
+    import re
+
+    documented = set(re.findall(r"automodule:: ([\w.]+)", (ROOT / "book" / "api.md").read_text()))
+    bad = []
+    for page, target in _py_targets():
+        try:
+            importlib.import_module(target)
+            ok = target in documented  # a module
+        except ImportError:
+            parts = target.split(".")
+            cut = 1
+            while cut < len(parts) - 1:  # the longest prefix that is a module
+                try:
+                    importlib.import_module(".".join(parts[: cut + 1]))
+                except ImportError:
+                    break
+                cut += 1
+            module = ".".join(parts[:cut])
+            owner = getattr(importlib.import_module(module), parts[cut], None)  # the function, class or data
+            attr = owner
+            for name in parts[cut + 1 :]:  # a method or attribute of a class
+                attr = getattr(attr, name, None)
+            home = getattr(owner, "__module__", module) if callable(owner) else module
+            ok = attr is not None and module in documented and home == module
+        if not ok:
+            bad.append(f"{page}: {target}")
+    assert not bad, "links to names not documented there:\n" + "\n".join(bad)

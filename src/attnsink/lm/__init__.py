@@ -2,7 +2,8 @@
 language models (chapters 7 and 8), in four parts:
 
 * :mod:`attnsink.lm.data`: the languages: Bigram-Backcopy, a synthetic language with known
-  triggers (after Guo et al., 2024), and English text (CPython 3.11.7's help topics, carried here);
+  triggers (after Guo et al., 2024), English text (CPython 3.11.7's help topics) and Python
+  source (its standard library), both carried here;
 * :mod:`attnsink.lm.model`: the GPT (pre-LN blocks, any attention rule);
 * :mod:`attnsink.lm.metrics`: where the heads' weight goes (``Sink_1^eps``, the first token's
   weight and share, the value norms), what they write, which are trigger-conditional;
@@ -14,6 +15,7 @@ from .data import BigramBackcopy, CharText, PythonSource, source_corpus, task_co
 from .metrics import (
     HEAD_KEYS,
     ablate_heads,
+    ablate_layers,
     backcopy_metrics,
     conditional_heads,
     head_metrics,
@@ -22,7 +24,7 @@ from .metrics import (
     sink_rows,
 )
 from .model import GPT, Block, lm_loss
-from .training import GPTSpec, LMResult, load_gpt, param_groups, train_gpt, train_lm
+from .training import GPTSpec, LMResult, learning_rate, load_gpt, param_groups, train_gpt, train_lm
 
 __all__ = [
     "GPT",
@@ -35,11 +37,13 @@ __all__ = [
     "source_corpus",
     "LMResult",
     "ablate_heads",
+    "ablate_layers",
     "backcopy_metrics",
     "conditional_heads",
     "head_metrics",
     "head_outputs",
     "head_rows",
+    "learning_rate",
     "lm_loss",
     "load_gpt",
     "param_groups",

@@ -153,6 +153,8 @@ class GPT(nn.Module):
 
 
 def lm_loss(model: GPT, x: torch.Tensor) -> torch.Tensor:
-    """Mean next-token cross-entropy over every position after the first (BOS is never a target)."""
+    """Mean next-token cross-entropy over every position after the first (BOS is never a
+    target); ``x`` moves to the model's device."""
+    x = x.to(next(model.parameters()).device)
     logits = model(x[:, :-1])
     return F.cross_entropy(logits.reshape(-1, logits.shape[-1]), x[:, 1:].reshape(-1))
