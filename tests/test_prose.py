@@ -269,3 +269,10 @@ def test_scale_sentence_counts_sinks_per_amount_of_text():
     assert small.endswith("is 0.35, and 0.50 at any measured step")
     with pytest.raises(ValueError, match="runs"):
         scale_sentence([], eps=0.3)
+
+
+def test_millions_reads_as_a_reader_writes_counts():
+    from attnsink.prose import millions
+
+    assert millions(20_160_000) == "20.2 million" and millions(4_228_602) == "4.2 million"
+    assert millions(420_000) == "420,000" and millions(999_999.6) == "1,000,000"

@@ -42,6 +42,12 @@ def and_list(items: Sequence[str]) -> str:
     return items[0] if len(items) == 1 else ", ".join(items[:-1]) + " and " + items[-1]
 
 
+def millions(n: float) -> str:
+    """A count as a reader writes it: '20.2 million' from a million up, else with thousands
+    separators ('420,000')."""
+    return f"{n / 1e6:.1f} million" if abs(n) >= 1e6 else f"{round(n):,}"
+
+
 def values_phrase(word: str, values: Iterable[float]) -> str:
     """'cap 0.9' for one value, 'caps 0.9 and 0.97' or 'caps 0, 0.25 and 0.5' for several
     (each value written with ``:g``)."""
