@@ -3,8 +3,10 @@ r"""The built book, opened page by page in headless Chromium.
 Builds the HTML book (incremental: fast when ``_build`` is up to date), serves it on
 localhost and opens every page. Fails on a JavaScript error, a missing image, an empty
 page, a page missing from the navigation, a chapter without its Colab button, or math that
-MathJax did not typeset (a raw ``\(``, ``\[`` or ``$$`` left in the visible text). Saves
-screenshots of the landing page and of chapter 1 under ``test-artifacts/``.
+MathJax did not typeset (a raw ``\(``, ``\[`` or ``$$`` left in the visible text), a
+table wider than the text column at 1400 px, a bold glued number, or an image whose alt
+text is missing or only its file's path. Saves screenshots of every page at 1400 px and
+420 px (a phone) under ``test-artifacts/``.
 
 Select it alone with ``pytest -m browser``. Needs Debian's ``chromium`` and the
 ``playwright`` package; without them it is skipped, unless ``ATTNSINK_REQUIRE_BROWSER=1``
@@ -192,12 +194,85 @@ def test_every_page_is_in_the_navigation(site):
     assert not problems
 
 
+LAYOUT_JS = """() => {
+  const column = document.querySelector('main .bd-article') || document.querySelector('main');
+  const width = column.getBoundingClientRect().width;
+  const wide = Array.from(column.querySelectorAll('table'))
+    .filter(t => t.scrollWidth > width + 1)
+    .map(t => `${(t.querySelector('caption') || t).innerText.slice(0, 60).replace(/\\s+/g, ' ')}`
+              + ` (${t.scrollWidth} px in a ${Math.round(width)} px column)`);
+  const bold = Array.from(document.querySelectorAll('main span.pasted-text'))
+    .filter(s => parseInt(getComputedStyle(s).fontWeight) > 500)
+    .map(s => s.innerText.slice(0, 40));
+  const images = Array.from(document.querySelectorAll('main img'));
+  const noAlt = images.filter(i => {
+      const alt = (i.getAttribute('alt') || '').trim();
+      const file = (i.getAttribute('src') || '').split('/').pop();
+      return alt.length < 20 || alt.includes(file) || /\\.(png|jpe?g|svg)$/i.test(alt);
+    }).map(i => i.getAttribute('src'));
+  return {wide, bold, noAlt, images: images.length, tables: column.querySelectorAll('table').length};
+}"""
+
+
+def layout_problems(page) -> list[str]:
+    """Tables wider than the text column, glued values set in bold, and images without alt
+    text (or with their file's path as alt text) on ``page``."""
+    info = page.evaluate(LAYOUT_JS)
+    return (
+        [f"table wider than the column: {t}" for t in info["wide"]]
+        + [f"glued value in bold: {b!r}" for b in info["bold"]]
+        + [f"image without alt text: {src}" for src in info["noAlt"]]
+    )
+
+
+def test_tables_fit_glued_values_are_plain_and_images_have_alt_text(site):
+    base, browser = site
+    page, _ = visit(browser, f"{base}/{book_pages()[0]}")
+    page.set_viewport_size({"width": 1400, "height": 900})
+    found = {}
+    for rel in book_pages():
+        page.goto(f"{base}/{rel}", wait_until="load")
+        problems = layout_problems(page)
+        if problems:
+            found[rel] = problems
+    assert not found, "\n".join(f"{rel}: {p}" for rel, ps in found.items() for p in ps)
+    page.close()
+
+
+def test_the_layout_check_fails_on_a_wide_table_bold_value_and_missing_alt(site):
+    _, browser = site
+    page = browser.new_page()
+    page.set_viewport_size({"width": 1400, "height": 900})
+    page.set_content(
+        '<main><article class="bd-article" style="width: 300px">'
+        '<table><tr><td style="min-width: 900px">wide</td></tr></table>'
+        '<span class="pasted-text" style="font-weight: bold">0.5</span>'
+        '<img src="_images/plot.png" alt="plot.png">'
+        "</article></main>"
+    )
+    problems = layout_problems(page)
+    assert any("table wider" in p for p in problems), problems
+    assert any("bold" in p for p in problems), problems
+    assert any("alt text" in p for p in problems), problems
+    page.close()
+
+
 def test_screenshots(site):
+    """Every page at a desktop's width and a phone's, for a person to look at."""
     base, browser = site
     ARTIFACTS.mkdir(exist_ok=True)
-    for name, rel in (("landing", book_pages()[0]), ("chapter1", book_pages()[1])):
+    for width in (1400, 420):
+        page, _ = visit(browser, f"{base}/{book_pages()[0]}")
+        page.set_viewport_size({"width": width, "height": 900})
+        for i, rel in enumerate(book_pages()):
+            page.goto(f"{base}/{rel}", wait_until="load")
+            path = ARTIFACTS / f"{i:02d}_{Path(rel).stem}_{width}.png"
+            page.screenshot(path=str(path), full_page=True)
+            assert path.stat().st_size > 20_000, f"{path} looks blank"
+        page.close()
+    for name, rel in (("landing", book_pages()[0]), ("chapter1", book_pages()[1])):  # CI checks these two
         page, _ = visit(browser, f"{base}/{rel}")
+        page.set_viewport_size({"width": 1400, "height": 900})
         path = ARTIFACTS / f"{name}.png"
         page.screenshot(path=str(path), full_page=True)
-        assert path.stat().st_size > 20_000, f"{path} looks blank"
         page.close()
