@@ -33,6 +33,7 @@ LAYERS = [
         "experiments.language",
         "experiments.grid",
     ],
+    ["experiments.scale"],  # the text GPT on more text: reuses experiments.language's trainer
     ["experiments"],
     ["stored"],
     ["__main__"],

@@ -202,9 +202,10 @@ LAYOUT_JS = """() => {
     .map(t => `${(t.querySelector('caption') || t).innerText.slice(0, 60).replace(/\\s+/g, ' ')}`
               + ` (${t.scrollWidth} px in a ${Math.round(width)} px column)`);
   const bold = Array.from(document.querySelectorAll('main span.pasted-text'))
+    .filter(s => !s.closest('strong, b, th, h1, h2, h3, h4, h5, h6'))  // the author's bold
     .filter(s => parseInt(getComputedStyle(s).fontWeight) > 500)
     .map(s => s.innerText.slice(0, 40));
-  const images = Array.from(document.querySelectorAll('main img'));
+  const images = Array.from(column.querySelectorAll('img'));  // the book's, not the theme's
   const noAlt = images.filter(i => {
       const alt = (i.getAttribute('alt') || '').trim();
       const file = (i.getAttribute('src') || '').split('/').pop();
