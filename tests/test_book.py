@@ -115,12 +115,7 @@ def test_code_fits_the_column(path):
     """The chapters' code is read in the book's column: at most 88 characters a line
     (book/ruff.toml; `ruff format book/` reflows it), so no code cell scrolls sideways."""
     limit = 88
-    long = [
-        line
-        for cell in code_cells(path)
-        for line in "".join(cell["source"]).split("\n")
-        if len(line) > limit
-    ]
+    long = [line for cell in code_cells(path) for line in "".join(cell["source"]).split("\n") if len(line) > limit]
     assert not long, f"{path.name}: {len(long)} code lines over {limit} characters, e.g. {long[0]!r}"
 
 
