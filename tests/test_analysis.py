@@ -115,7 +115,8 @@ def test_kinds_phrase_and_counts():
     with pytest.raises(ValueError, match="seeds"):
         an.kinds_phrase(pd.Series(["sink"]), 0)
     assert an.kind_counts(["off", "sink", "off"]) == "2 off, 1 sink"
-    assert an.spread(pd.Series([0.0, 1.0])) == "0.500 [0.000, 1.000]"
+    assert an.spread(pd.Series([0.0, 1.0])) == "0.500 (0.000–1.000)"
+    assert an.mean_range([-0.5, 0.25]) == "−0.125 (−0.500–0.250)"
 
 
 def test_tables_of_records():
@@ -132,8 +133,8 @@ def test_tables_of_records():
         }
     )
     spread = an.head_spread(heads)
-    assert spread.loc[("m", 0, 0), "BOS mass"] == "0.950 [0.900, 1.000]"
-    assert spread.loc[("m", 0, 0), "kinds over seeds"] == "sink x2, dormant x1"
+    assert spread.loc[("m", 0, 0), "BOS mass"] == "0.950 (0.900–1.000)"
+    assert spread.loc[("m", 0, 0), "kinds over seeds"] == "sink ×2, dormant ×1"
     runs = pd.DataFrame(
         {
             "swept": ["lr", "lr", "seq_len"],

@@ -152,7 +152,8 @@ def test_numbers_are_written_as_a_reader_writes_them():
     from attnsink.book import number
 
     assert [number(x) for x in (2.261, 0.0123, 0.1, 0, 12345.6)] == ["2.261", "0.012", "0.100", "0", "12345.600"]
-    assert number(0.00123) == "1.2 × 10⁻³" and number(3.2e-5) == "3.2 × 10⁻⁵" and number(-4e-9) == "-4.0 × 10⁻⁹"
+    assert number(0.00123) == "1.2 × 10⁻³" and number(3.2e-5) == "3.2 × 10⁻⁵" and number(-4e-9) == "−4.0 × 10⁻⁹"
+    assert number(-0.25) == "−0.250"
     assert number(1.5e6) == "1.5 × 10⁶" and number(float("nan")) == "–" and number(None) == "–"
     assert number(0.05, precision=2) == "5.0 × 10⁻²" and number(0.5, precision=2) == "0.50"
 

@@ -2,6 +2,8 @@
 determinism per seed, a loss that falls, its metrics on heads whose answer is known, and
 bad input refused."""
 
+import json
+
 import numpy as np
 import pytest
 import torch
@@ -393,6 +395,19 @@ def test_ablate_heads_on_heads_whose_answer_is_known():
         ablate_heads(model, x, rows.float())
     with pytest.raises(ValueError, match="layers, heads"):
         ablate_heads(model, x, torch.zeros(3, 2, 16, 23, dtype=torch.bool))
+    # the transplant: the head's outputs at donor queries drawn at random, written at rows
+    donor = torch.zeros(16, 23, dtype=torch.bool)
+    donor[:, :3] = True
+    moved = ablate_heads(model, x, rows, kinds=("transplant",), donor=donor)["transplant"]
+    assert (moved[0] == 0).all()  # heads whose output map was cut above: nothing to move
+    assert torch.allclose(moved[1], torch.zeros(2), atol=1e-6)  # a constant is the same everywhere
+    fresh = ablate_heads(small(seed=5), x, rows, kinds=("transplant",), donor=donor)["transplant"]
+    assert fresh[0].abs().min() > 1e-4  # input-dependent heads, given other queries' outputs
+    for kw, name in (({"kinds": ("transplant",)}, "donor"), ({"donor": donor}, "donor")):
+        with pytest.raises(ValueError, match=name):
+            ablate_heads(model, x, rows, **kw)
+    with pytest.raises(ValueError, match="donor"):
+        ablate_heads(model, x, rows, kinds=("transplant",), donor=donor[:, :-1])
     # the reading of the two ablations
     assert what_it_writes(0.001, -0.002) == "nothing"
     assert what_it_writes(-0.05, 0.0) == "harmful" and what_it_writes(0.05, -0.01) == "harmful"
@@ -509,3 +524,36 @@ def test_python_source_is_the_carried_standard_library_and_can_be_cut():
     for kw in ({"train_chars": 10}, {"train_chars": len(text)}):
         with pytest.raises(ValueError, match="train_chars"):
             PythonSource(seq_len=32, **kw)
+
+
+def test_python_sample_spreads_its_characters_over_the_whole_training_part():
+    from attnsink.lm import PythonSample, PythonSource, data
+
+    ids = data._encoded_source()[0]
+    task = PythonSample(seq_len=32, train_chars=20_000, pieces=10)
+    train = ids[: int(len(ids) * (1 - task.val_fraction))]
+    starts = task.piece_starts(len(train))
+    assert starts[0] == 0 and starts[-1] == len(train) - 2_000 and len(starts) == 10
+    assert all(b - a > 2_000 for a, b in zip(starts, starts[1:]))  # apart, not overlapping
+    part = task._train_part(train)
+    assert len(part) == 20_000 and torch.equal(part[-2_000:], train[-2_000:])
+    # every training window lies in the joined stretches; validation is PythonSource's
+    x = task.sample(300, seed=3)
+    joined = part.tolist()
+    windows = {tuple(joined[i : i + 31]) for i in range(len(joined) - 31 + 1)}
+    assert all(tuple(row) in windows for row in x[:, 1:].tolist())
+    assert torch.equal(task.sample(8, seed=0, split="val"), PythonSource(seq_len=32).sample(8, seed=0, split="val"))
+    assert lm_task_name(task) != lm_task_name(PythonSource(seq_len=32, train_chars=20_000))
+    for kw, name in (
+        ({"train_chars": None}, "train_chars"),
+        ({"pieces": 0}, "pieces"),
+        ({"train_chars": 640, "pieces": 40}, "pieces"),
+    ):
+        with pytest.raises(ValueError, match=name):
+            PythonSample(seq_len=32, **kw)
+
+
+def lm_task_name(task) -> str:
+    from attnsink.lm import task_config
+
+    return json.dumps(task_config(task), sort_keys=True)

@@ -186,3 +186,50 @@ def test_head_bound_terms_of_the_cancelling_heads():
         head_bound_terms(AttentionModel(16, attention="relu"), TriggerTask())
     with pytest.raises(ValueError, match="bos"):
         head_bound_terms(AttentionModel(16), TriggerTask(bos=False))
+
+
+def test_what_a_sink_writes_on_heads_whose_answer_is_known():
+    """The ablation test of what a head writes, on three hand-built heads: a sink that does
+    nothing (BOS's value 0), a sink that writes the constant default, and the exact ReLU
+    head at its trigger rows, where what it writes depends on the input."""
+    from attnsink.construct import constant_sink_solution, relu_solution, softmax_solution
+    from attnsink.metrics import ablate_trigger_heads, what_it_writes
+    from attnsink.task import ConstantTriggerTask
+
+    gen = torch.Generator().manual_seed(0)
+    zero_task, const_task = TriggerTask(), ConstantTriggerTask(default=0.5)
+    tol = 1e-6
+    # a no-op sink: parked on BOS, whose value is zero; neither ablation moves the error
+    noop = softmax_solution(zero_task, 30.0)
+    batch = zero_task.sample(64, generator=gen)
+    res = ablate_trigger_heads(noop, batch)
+    assert res["mse"] < 1e-9 and what_it_writes(res["zero"].item(), res["mean"].item(), tol) == "nothing"
+    # a constant-writing sink: parked on BOS, whose value is c; zero costs (c at every
+    # non-trigger content row), the mean does not
+    const = constant_sink_solution(const_task, 30.0)
+    batch = const_task.sample(64, generator=gen)
+    res = ablate_trigger_heads(const, batch)
+    assert res["mse"] < 1e-9
+    share = batch.is_nontrigger.float().mean().item()  # rows zeroed, of all rows
+    assert res["zero"].item() == pytest.approx(share * 0.5**2, rel=1e-4)  # each zeroed row misses c
+    assert what_it_writes(res["zero"].item(), res["mean"].item(), tol) == "constant"
+    # the exact ReLU head at its trigger rows: what it writes there is the running mean
+    relu = relu_solution(zero_task)
+    batch = zero_task.sample(64, generator=gen)
+    res = ablate_trigger_heads(relu, batch, batch.is_trigger)
+    assert what_it_writes(res["zero"].item(), res["mean"].item(), tol) == "informative"
+    # ... and at its other rows it is off: nothing to take away
+    res = ablate_trigger_heads(relu, batch)
+    assert res["zero"].item() == 0 and res["mean"].item() == 0
+    with pytest.raises(ValueError, match="rows"):
+        ablate_trigger_heads(relu, batch, batch.is_trigger.float())
+    with pytest.raises(ValueError, match="kinds"):
+        ablate_trigger_heads(relu, batch, kinds=("first",))
+
+
+def test_an_identity_edit_leaves_the_model_unchanged():
+    model = AttentionModel(16, n_heads=2, n_layers=2, residual=True, seed=3)
+    x = TriggerTask(residual=True).sample(4, generator=torch.Generator().manual_seed(1)).x
+    seen = []
+    y, _ = model(x, edit=lambda layer, out: seen.append((layer, tuple(out.shape))) or out)
+    assert torch.equal(y, model(x)[0]) and seen == [(0, (4, 2, 16, 16)), (1, (4, 2, 16, 16))]

@@ -1,7 +1,7 @@
 import pytest
 import torch
 
-from attnsink import TriggerTask
+from attnsink import TriggerTask, evaluate
 
 DEFAULT = TriggerTask()
 
@@ -117,3 +117,34 @@ def test_build_validates_its_inputs():
         task.build(torch.tensor([2.0, 3.0, 4.0]), noise)
     with pytest.raises(ValueError, match="noise"):
         task.build(torch.tensor([2, 3, 4]), torch.rand(3, 6, 2))
+
+
+def test_the_constant_default_task_moves_every_target_but_the_trigger_by_c():
+    from attnsink.construct import constant_sink_solution, softmax_solution
+    from attnsink.task import ConstantTriggerTask
+    from attnsink.theory import bos_mass_lower_bound
+
+    for residual in (False, True):
+        plain = TriggerTask(residual=residual).sample(8, generator=torch.Generator().manual_seed(2))
+        task = ConstantTriggerTask(residual=residual, default=-0.25)
+        moved = task.sample(8, generator=torch.Generator().manual_seed(2))
+        assert torch.equal(moved.x, plain.x) and torch.equal(moved.trigger_pos, plain.trigger_pos)
+        shift = moved.y - plain.y
+        assert torch.all(shift[moved.is_trigger] == 0)
+        assert torch.allclose(shift[~moved.is_trigger], task.constant.expand_as(shift[~moved.is_trigger]))
+    zero = ConstantTriggerTask(default=0.0).sample(4, generator=torch.Generator().manual_seed(5))
+    assert torch.equal(zero.y, TriggerTask().sample(4, generator=torch.Generator().manual_seed(5)).y)
+    # the constant-writing sink solves it as the margin grows; the zero-default head does not
+    task = ConstantTriggerTask(default=0.5)
+    errs = [evaluate(constant_sink_solution(task, m), task, n=200).errors["mse"] for m in (4.0, 8.0, 16.0)]
+    assert errs[0] > errs[1] > errs[2] and errs[2] < 1e-5
+    assert evaluate(softmax_solution(TriggerTask(), 16.0), task, n=200).errors["mse"] > 0.1
+    for bad in (float("nan"), float("inf"), True, "1"):
+        with pytest.raises(ValueError, match="default"):
+            ConstantTriggerTask(default=bad)
+    with pytest.raises(ValueError, match="zero default"):
+        bos_mass_lower_bound(task, 1e-4)
+    with pytest.raises(ValueError, match="zero default"):
+        softmax_solution(task, 4.0)
+    with pytest.raises(ValueError, match="ConstantTriggerTask"):
+        constant_sink_solution(TriggerTask(), 4.0)

@@ -250,18 +250,23 @@ def cancellation_summary(result, per_head: pd.DataFrame, *, attention: str = "so
 
 
 def spread(values: pd.Series) -> str:
-    """'mean [min, max]' to three decimals."""
-    return f"{values.mean():.3f} [{values.min():.3f}, {values.max():.3f}]"
+    """'0.044 (0.040–0.048)': :func:`mean_range` to three decimals."""
+    return mean_range(values)
 
 
 def mean_range(values, digits: int = 3) -> str:
     """'0.044 (0.040–0.048)': the mean and, in brackets, the smallest and largest value (over
-    seeds, say), to ``digits`` decimals; the mean alone for one value."""
+    seeds, say), to ``digits`` decimals, negative numbers with a minus sign (−); the mean
+    alone for one value."""
     v = np.asarray(values, dtype=float)
     if not v.size:
         raise ValueError("mean_range needs at least one value")
-    mean = f"{v.mean():.{digits}f}"
-    return mean if v.size == 1 else f"{mean} ({v.min():.{digits}f}–{v.max():.{digits}f})"
+
+    def fmt(x):
+        return f"{x:.{digits}f}".replace("-", "\u2212")
+
+    mean = fmt(v.mean())
+    return mean if v.size == 1 else f"{mean} ({fmt(v.min())}–{fmt(v.max())})"
 
 
 def kind_counts(kinds) -> str:
@@ -278,7 +283,10 @@ def head_spread(heads: pd.DataFrame) -> pd.DataFrame:
             "attention mass": ("attn_mass_nontrigger", spread),
             "trigger row: on tokens 1..j": ("trigger_content_weight", spread),
             "trigger row: on BOS": ("trigger_bos_weight", spread),
-            "kinds over seeds": ("kind", lambda k: ", ".join(f"{kind} x{n}" for kind, n in k.value_counts().items())),
+            "kinds over seeds": (
+                "kind",
+                lambda k: ", ".join(f"{kind} \u00d7{n}" for kind, n in k.value_counts().items()),
+            ),
         }
     )
 

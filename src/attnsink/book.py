@@ -77,9 +77,9 @@ def number(x, precision: int = 3) -> str:
     if math.isinf(x):
         return "\u221e" if x > 0 else "\u2212\u221e"
     if 10 ** (1 - precision) <= abs(x) < 1e5:
-        return f"{x:.{precision}f}"
+        return f"{x:.{precision}f}".replace("-", "\u2212")
     mantissa, exponent = f"{x:.1e}".split("e")
-    return f"{mantissa} \u00d7 10{str(int(exponent)).translate(SUPERSCRIPTS)}"
+    return f"{mantissa.replace('-', chr(0x2212))} \u00d7 10{str(int(exponent)).translate(SUPERSCRIPTS)}"
 
 
 def table(df, caption: str, *, precision: int = 3, index: bool = True, formats: dict | None = None):

@@ -1,4 +1,5 @@
-"""Hand-built heads with explicit weights: a softmax family that needs a sink, an exact ReLU
+"""Hand-built heads with explicit weights: a softmax family that needs a sink (and one whose
+sink writes the constant of :class:`~attnsink.task.ConstantTriggerTask`), an exact ReLU
 head that does not, two softmax heads that cancel, and a layer of ``L - 1`` softmax heads
 that solves the residual task exactly with no sink at any row ``i >= 1`` (in exact rational
 arithmetic, :func:`cancelling_layer`). Used in the theory chapters.
@@ -17,12 +18,14 @@ import torch
 
 from ._checks import check_int, check_number
 from .model import AttentionModel
-from .task import BOS, TRIGGER, TriggerTask
+from .task import BOS, TRIGGER, ConstantTriggerTask, TriggerTask
 
 
 def _check_task(task: TriggerTask) -> None:
     if not isinstance(task, TriggerTask):
         raise ValueError(f"task must be a TriggerTask, got {type(task).__name__}")
+    if getattr(task, "default", 0) != 0:
+        raise ValueError("task must have the zero default: these constructions solve TriggerTask")
     if task.residual or not task.bos:
         raise ValueError("the constructions are for the paper's task: residual=False and bos=True")
 
@@ -67,6 +70,22 @@ def softmax_solution(task: TriggerTask, margin: float) -> AttentionModel:
     return _model(task, "softmax", qk, value_map(task))
 
 
+def constant_sink_solution(task: ConstantTriggerTask, margin: float) -> AttentionModel:
+    """A softmax head that solves the constant-default task as ``margin`` grows, by parking
+    on BOS, whose value is the constant: :func:`softmax_solution`'s scores, and the value map
+    of :func:`value_map` with BOS's value :math:`c` instead of 0. Non-trigger rows output
+    a_i0 c + (1 - a_i0) (the mean of their content values) -> c; BOS's own row outputs c."""
+    if not isinstance(task, ConstantTriggerTask):
+        raise ValueError(f"task must be a ConstantTriggerTask, got {type(task).__name__}")
+    if task.residual or not task.bos:
+        raise ValueError("the construction is for the task with BOS and residual=False")
+    zero_default = TriggerTask(task.d_model, task.seq_len)
+    model = softmax_solution(zero_default, margin)
+    with torch.no_grad():
+        model.W_V[0, 0, BOS] = task.constant
+    return model
+
+
 def relu_solution(task: TriggerTask) -> AttentionModel:
     """A ReLU head that solves the task exactly, with weight exactly 0 at non-trigger positions.
 
@@ -95,6 +114,8 @@ def cancelling_heads(task: TriggerTask, margin: float) -> AttentionModel:
     """
     if not isinstance(task, TriggerTask):
         raise ValueError(f"task must be a TriggerTask, got {type(task).__name__}")
+    if getattr(task, "default", 0) != 0:
+        raise ValueError("task must have the zero default: this construction solves TriggerTask")
     if not task.residual or not task.bos:
         raise ValueError("cancelling_heads is for the residual task with BOS: residual=True and bos=True")
     check_number("margin", margin, low_open=False)

@@ -141,6 +141,63 @@ def bos_value_ratio(values: torch.Tensor, batch: Batch) -> torch.Tensor:
     return bos / masked_mean(norms, content)
 
 
+@torch.no_grad()
+def ablate_trigger_heads(
+    model: AttentionModel, batch: Batch, rows: torch.Tensor | None = None, kinds: tuple[str, ...] = ("zero", "mean")
+) -> dict:
+    """What each head of a trigger-task model writes at the queries ``rows`` (bool, (batch,
+    seq_len); default ``batch.is_nontrigger``, every content row but the trigger: where a
+    sink parks), by ablation: the change in the mean squared error over every row of
+    ``batch`` (the trainer's MSE) when the head's output there is replaced by zero
+    (``zero``) and by its mean over those queries (``mean``), one head at a time; each
+    (layers, heads), with ``mse`` the unablated error. Read with :func:`what_it_writes`
+    (a no-op writes nothing there, a constant-writing head costs when zeroed but not when
+    replaced by its mean). The same test as :func:`attnsink.lm.ablate_heads` for the GPT."""
+    if rows is None:
+        rows = batch.is_nontrigger
+    if rows.dtype != torch.bool or rows.shape != batch.is_trigger.shape:
+        raise ValueError(
+            f"rows must be bool of shape {tuple(batch.is_trigger.shape)} (batch, seq_len), "
+            f"got {rows.dtype} {tuple(rows.shape)}"
+        )
+    if not kinds or not set(kinds) <= {"zero", "mean"}:
+        raise ValueError(f"kinds must be some of ('zero', 'mean'), got {kinds!r}")
+    was = model.training
+    model.eval()
+    try:
+        outputs = []
+
+        def keep(layer, out):
+            outputs.append(out)
+            return out
+
+        def mse(edit) -> float:
+            y_hat, _ = model(batch.x, edit=edit)
+            return (y_hat - batch.y).pow(2).mean().item()
+
+        base = mse(keep)
+        res = {"mse": base, **{k: torch.full((model.n_layers, model.n_heads), float("nan")) for k in kinds}}
+        if not rows.any():
+            return res
+        for layer in range(model.n_layers):
+            for head in range(model.n_heads):
+                clean = outputs[layer][:, head][rows]  # (n rows, d)
+                new = {"zero": torch.zeros_like(clean), "mean": clean.mean(dim=0).expand_as(clean)}
+                for kind in kinds:
+
+                    def edit(at, out, layer=layer, head=head, value=new[kind]):
+                        if at != layer:
+                            return out
+                        out = out.clone()
+                        out[:, head][rows] = value
+                        return out
+
+                    res[kind][layer, head] = mse(edit) - base
+    finally:
+        model.train(was)
+    return res
+
+
 def task_errors(y_hat: torch.Tensor, batch: Batch, task: TriggerTask) -> dict[str, float]:
     """Overall MSE, largest absolute error, and relative errors at trigger and non-trigger rows.
 

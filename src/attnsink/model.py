@@ -139,10 +139,12 @@ class AttentionModel(nn.Module):
             "layer_norm": self.layer_norm,
         }
 
-    def forward(self, x: torch.Tensor, *, return_values: bool = False):
+    def forward(self, x: torch.Tensor, *, return_values: bool = False, edit=None):
         """``(y_hat, attn)``, and with ``return_values`` also each layer's per-head values in
         output space, ``v_t W_O`` (batch, heads, seq_len, d_model): the vector a head adds per
-        unit of weight on token t."""
+        unit of weight on token t. ``edit(layer, heads_out)``, if given, may replace each
+        layer's per-head outputs (batch, heads, query, d_model) before they are added up
+        (for ablations: :func:`attnsink.metrics.ablate_trigger_heads`)."""
         if x.dim() != 3 or x.shape[-1] != self.d_model:
             raise ValueError(f"x must have shape (batch, seq_len, {self.d_model}), got {tuple(x.shape)}")
         rule = get_rule(self.attention)
@@ -160,6 +162,8 @@ class AttentionModel(nn.Module):
             gate = torch.einsum("bld,hd->bhl", a_in, self.W_G[layer]) if rule.gated else None
             weights = rule.weights(scores, mask, logit, gate)
             heads_out = (weights @ v) @ self.W_O[layer]  # (batch, heads, query, d)
+            if edit is not None:
+                heads_out = edit(layer, heads_out)
             out = heads_out.sum(dim=1)  # the heads' outputs add up
             h = h + out if self.residual else out
             if self.mlp:

@@ -156,7 +156,10 @@ TEXT = {  # AdamW, batches of 8 windows; lr is unused (every model trains at eac
 
 # ---- language models: the same GPT on ten times more text (CPython 3.11.7's standard library source) ----
 SCALE_TASK = {"seq_len": 64}  # BOS and 63 characters, as TEXT_TASK
-SCALE_CHARS = (None, 420_000)  # every training character (about 4.2 million), and about chapter 8's amount
+SCALE_CHARS = (
+    None,
+    420_000,
+)  # every training character (about 4.2 million), and about chapter 8's amount in 100 stretches spread over them
 SCALE_WEIGHT_DECAY = 0.1
 SCALE_WARMUP = 0.05  # the share of the steps the learning rate warms up over, before its cosine decay
 TEXT_SCALE = {  # softmax only: the question is whether its first-token sink forms; AdamW, batches of 32 windows

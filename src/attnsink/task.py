@@ -20,7 +20,7 @@ target at the trigger is the mean of the tokens at positions 0 .. trigger.
 from __future__ import annotations
 
 from collections.abc import Iterator
-from dataclasses import dataclass, fields
+from dataclasses import dataclass, fields, replace
 
 import torch
 
@@ -181,3 +181,31 @@ class TriggerTask:
             y = torch.zeros_like(x)
         y.view(-1, n).index_copy_(0, rows, target)  # (index_copy_: deterministic on a GPU too)
         return Batch(x=x, y=y, trigger_pos=trigger_pos, is_trigger=is_trigger, is_nontrigger=is_content)
+
+
+@dataclass(frozen=True)
+class ConstantTriggerTask(TriggerTask):
+    """The trigger task with a constant default: the target at every position but the
+    trigger, BOS's own row included, is the constant vector :math:`c` whose every coordinate
+    is ``default`` (with ``residual=True``: the token plus :math:`c`), instead of zero; the
+    trigger's target is :class:`TriggerTask`'s. ``default=0`` is :class:`TriggerTask` itself.
+    Tokens, trigger positions and the noise are drawn exactly as there."""
+
+    default: float = 1.0
+
+    def __post_init__(self):
+        super().__post_init__()
+        if isinstance(self.default, bool) or not isinstance(self.default, (int, float)) or self.default != self.default:
+            raise ValueError(f"default must be a finite number, got {self.default!r}")
+        if abs(self.default) == float("inf"):
+            raise ValueError(f"default must be a finite number, got {self.default!r}")
+
+    @property
+    def constant(self) -> torch.Tensor:
+        """:math:`c`, the target at every non-trigger position, (d_model,)."""
+        return torch.full((self.d_model,), float(self.default))
+
+    def _assemble(self, trigger_pos: torch.Tensor, content: torch.Tensor) -> Batch:
+        batch = super()._assemble(trigger_pos, content)
+        off = (~batch.is_trigger).to(batch.y.dtype)[..., None]  # every row but the trigger
+        return replace(batch, y=batch.y + float(self.default) * off)

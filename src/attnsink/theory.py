@@ -34,6 +34,8 @@ from .task import TriggerTask
 def _check_task(task: TriggerTask, *, need_bos: bool | None) -> None:
     if not isinstance(task, TriggerTask):
         raise ValueError(f"task must be a TriggerTask, got {type(task).__name__}")
+    if getattr(task, "default", 0) != 0:
+        raise ValueError("task must have the zero default: these bounds are stated and proved for TriggerTask")
     if task.residual:
         raise ValueError(
             "task must have residual=False: the theorems are about one head without residual stream "

@@ -1,7 +1,7 @@
 """Does more text make a small GPT's softmax heads sink? The GPT of :func:`~attnsink.experiments.text_lm`
 on Python source (:class:`attnsink.lm.PythonSource`, ten times chapter 8's text), with a
-warmup and a cosine decay, on all of its training text and on a cut of about chapter 8's size
-(:func:`text_scale`). Used in chapter 8."""
+warmup and a cosine decay, on all of its training text and on a sample of about chapter 8's
+size spread over it (:class:`attnsink.lm.PythonSample`; :func:`text_scale`). Used in chapter 8."""
 
 from __future__ import annotations
 
@@ -20,7 +20,8 @@ def _figure(result: ExperimentResult):
 @experiment("text_scale", TEXT_SCALE, figure=_figure, figure_name="sinks")
 def text_scale(ctx: Context) -> ExperimentResult:
     """A softmax GPT of :data:`~attnsink.profiles.TEXT_MODEL` on Python source, trained on
-    each amount of text of :data:`~attnsink.profiles.SCALE_CHARS` (``None``: all of it) with
+    each amount of text of :data:`~attnsink.profiles.SCALE_CHARS` (``None``: all of it; a
+    number: that many characters in stretches spread over all of it, :class:`attnsink.lm.PythonSample`) with
     AdamW (weight decay :data:`~attnsink.profiles.SCALE_WEIGHT_DECAY` on the matrices), a
     linear warmup over :data:`~attnsink.profiles.SCALE_WARMUP` of the steps and a cosine
     decay to a tenth of the rate.
@@ -41,7 +42,10 @@ def text_scale(ctx: Context) -> ExperimentResult:
         "warmup": max(1, round(SCALE_WARMUP * s.steps)),
         "schedule": "cosine",
     }
-    tasks = {chars: lm.PythonSource(**SCALE_TASK, train_chars=chars) for chars in SCALE_CHARS}
+    tasks = {
+        chars: lm.PythonSource(**SCALE_TASK) if chars is None else lm.PythonSample(**SCALE_TASK, train_chars=chars)
+        for chars in SCALE_CHARS
+    }
     wanted = [(tasks[chars], "softmax", seed, recipe) for chars in SCALE_CHARS for seed in range(s.seeds)]
     trained = iter(train_gpts(ctx, wanted, TEXT_MODEL))
     per_step = s.batch_size * (SCALE_TASK["seq_len"] - 1)  # BOS is never a target
@@ -72,5 +76,6 @@ def text_scale(ctx: Context) -> ExperimentResult:
                     },
                 }
             )
-    meta = {"task": SCALE_TASK, "model": TEXT_MODEL, "recipe": recipe, "chars": list(SCALE_CHARS)}
+    pieces = sorted({t.pieces for t in tasks.values() if isinstance(t, lm.PythonSample)})
+    meta = {"task": SCALE_TASK, "model": TEXT_MODEL, "recipe": recipe, "chars": list(SCALE_CHARS), "pieces": pieces}
     return ctx.result(runs, results=results, meta=meta)

@@ -11,7 +11,16 @@ language models (chapters 7 and 8), in four parts:
   shared training path (:func:`attnsink.parallel.train_many`, the results cache) calls.
 """
 
-from .data import BigramBackcopy, CharText, PythonSource, source_corpus, task_config, text_corpus, val_batch
+from .data import (
+    BigramBackcopy,
+    CharText,
+    PythonSample,
+    PythonSource,
+    source_corpus,
+    task_config,
+    text_corpus,
+    val_batch,
+)
 from .metrics import (
     HEAD_KEYS,
     ablate_heads,
@@ -33,6 +42,7 @@ __all__ = [
     "BigramBackcopy",
     "Block",
     "CharText",
+    "PythonSample",
     "PythonSource",
     "source_corpus",
     "LMResult",

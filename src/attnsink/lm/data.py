@@ -188,7 +188,7 @@ class CharText:
             raise ValueError(f"split must be 'train' or 'val', got {split!r}")
         data, _ = self.encoded()
         cut = int(len(data) * (1 - self.val_fraction))
-        part = data[: self._train_end(cut)] if split == "train" else data[cut:]
+        part = self._train_part(data[:cut]) if split == "train" else data[cut:]
         width = self.seq_len - (1 if self.bos else 0)
         g = torch.Generator().manual_seed(seed)
         starts = torch.randint(0, len(part) - width, (n,), generator=g)
@@ -197,8 +197,9 @@ class CharText:
             x = torch.cat([torch.full((n, 1), self.bos_id), x], dim=1)
         return x
 
-    def _train_end(self, cut: int) -> int:
-        return cut
+    def _train_part(self, train: torch.Tensor) -> torch.Tensor:
+        """The text the training windows come from, given the training part ``train``."""
+        return train
 
 
 @dataclass(frozen=True)
@@ -226,8 +227,42 @@ class PythonSource(CharText):
         """The source as token ids, and the characters (id = index)."""
         return _encoded_source()
 
-    def _train_end(self, cut: int) -> int:
-        return cut if self.train_chars is None else self.train_chars
+    def _train_part(self, train: torch.Tensor) -> torch.Tensor:
+        return train if self.train_chars is None else train[: self.train_chars]
+
+
+@dataclass(frozen=True)
+class PythonSample(PythonSource):
+    """:class:`PythonSource` whose training windows come from ``train_chars`` characters
+    taken as ``pieces`` stretches of equal length spread evenly over the whole training part
+    (the first at its start, the last ending at its end), not from its first characters: the
+    modules are in alphabetical order, so a first cut would be the library's first modules and
+    a smaller amount of text would also be other text. The stretches are joined, as the
+    modules are; validation is the same held-out end as :class:`PythonSource`'s."""
+
+    train_chars: int = 420_000
+    pieces: int = 100
+
+    def __post_init__(self):
+        if self.train_chars is None:
+            raise ValueError("train_chars must be a number of characters for PythonSample, got None")
+        check_int("pieces", self.pieces, 1)
+        super().__post_init__()
+        if self.train_chars // self.pieces < self.seq_len:
+            raise ValueError(
+                f"pieces must leave stretches of at least seq_len={self.seq_len} characters: "
+                f"{self.train_chars} characters in {self.pieces} pieces are {self.train_chars // self.pieces} each"
+            )
+
+    def piece_starts(self, train_length: int) -> list[int]:
+        """Where each stretch starts in a training part of ``train_length`` characters."""
+        length = self.train_chars // self.pieces
+        last = train_length - length
+        return [round(i * last / max(self.pieces - 1, 1)) for i in range(self.pieces)]
+
+    def _train_part(self, train: torch.Tensor) -> torch.Tensor:
+        length = self.train_chars // self.pieces
+        return torch.cat([train[s : s + length] for s in self.piece_starts(len(train))])
 
 
 def task_config(task) -> dict:

@@ -41,8 +41,8 @@ def _read(model: GPT, x: torch.Tensor):
 
 def first_value_ratio(values: torch.Tensor) -> torch.Tensor:
     """(heads,): the norm of token 0's value in output space (what a head adds per unit of weight
-    on it) over the median of the other tokens', each token's norm averaged over the sequences
-    first. ``values``: (batch, heads, key, d_model), as :class:`GPT` returns them."""
+    on it) over the median of the other positions', each position's norm averaged over the
+    sequences first. ``values``: (batch, heads, key, d_model), as :class:`GPT` returns them."""
     norms = values.norm(dim=-1).mean(dim=0)  # (heads, key)
     return norms[:, 0] / norms[:, 1:].median(dim=-1).values
 
@@ -67,8 +67,35 @@ ABLATIONS = ("zero", "mean", "first")
 """The ablations :func:`ablate_heads` can make: by zero, by the mean, without token 0's part."""
 
 
+def _check_ablation(inputs: torch.Tensor, rows: torch.Tensor, kinds, donor, shape: tuple[int, int]) -> None:
+    """:func:`ablate_heads`' arguments, or ``ValueError`` naming the one that is wrong."""
+    n_layers, n_heads = shape
+    if rows.dtype != torch.bool or rows.shape[-2:] != inputs.shape or rows.dim() not in (2, 4):
+        raise ValueError(
+            f"rows must be bool of shape {tuple(inputs.shape)} or (layers, heads, *{tuple(inputs.shape)}), "
+            f"aligned with x[:, :-1]; got {rows.dtype} {tuple(rows.shape)}"
+        )
+    if rows.dim() == 4 and rows.shape[:2] != (n_layers, n_heads):
+        raise ValueError(f"rows has {tuple(rows.shape[:2])} (layers, heads); the model has {(n_layers, n_heads)}")
+    if not kinds or not set(kinds) <= {*ABLATIONS, "transplant"}:
+        raise ValueError(f"kinds must be some of {(*ABLATIONS, 'transplant')}, got {kinds!r}")
+    if ("transplant" in kinds) != (donor is not None):
+        raise ValueError('donor must be given exactly when kinds holds "transplant"')
+    if donor is not None and (donor.dtype != torch.bool or donor.shape != rows.shape):
+        raise ValueError(
+            f"donor must be bool of the shape of rows {tuple(rows.shape)}, got {donor.dtype} {tuple(donor.shape)}"
+        )
+
+
 @torch.no_grad()
-def ablate_heads(model: GPT, x: torch.Tensor, rows: torch.Tensor, kinds: tuple[str, ...] = ABLATIONS) -> dict:
+def ablate_heads(
+    model: GPT,
+    x: torch.Tensor,
+    rows: torch.Tensor,
+    kinds: tuple[str, ...] = ABLATIONS,
+    *,
+    donor: torch.Tensor | None = None,
+) -> dict:
     """What each head's output is worth at the queries ``rows``, by ablation: the change in
     the mean next-token loss over every target of sequences ``x`` (n, L) when the head's
     output (what it adds before the output map) at those queries is replaced by zero
@@ -77,23 +104,19 @@ def ablate_heads(model: GPT, x: torch.Tensor, rows: torch.Tensor, kinds: tuple[s
     one head at a time; each (layers, heads), in nats per token, for each of ``kinds``.
     ``rows`` is bool, (n, L - 1) for every head or
     (layers, heads, n, L - 1) per head, aligned with the inputs ``x[:, :-1]``; ``loss`` is the
-    unablated loss.
+    unablated loss. ``"transplant"`` (with ``donor``, bool rows of the shape of ``rows``):
+    replaced, query by query, by its output at a ``donor`` query drawn at random (a fixed
+    draw): a positive control, which asks whether the loss would notice if the head wrote at
+    ``rows`` what it writes at ``donor``.
 
     What the head writes there, read from the first two (:func:`attnsink.metrics.what_it_writes`):
     nothing if neither moves the loss, a constant if zero costs and the mean does not,
     something that depends on the input if the mean costs too, harmful if either lowers it."""
     inputs, targets = x[:, :-1], x[:, 1:].to(device_of(model))
     n_layers, n_heads = model.config["n_layers"], model.n_heads
-    if rows.dtype != torch.bool or rows.shape[-2:] != inputs.shape or rows.dim() not in (2, 4):
-        raise ValueError(
-            f"rows must be bool of shape {tuple(inputs.shape)} or (layers, heads, *{tuple(inputs.shape)}), "
-            f"aligned with x[:, :-1]; got {rows.dtype} {tuple(rows.shape)}"
-        )
-    if rows.dim() == 4 and rows.shape[:2] != (n_layers, n_heads):
-        raise ValueError(f"rows has {tuple(rows.shape[:2])} (layers, heads); the model has {(n_layers, n_heads)}")
-    if not kinds or not set(kinds) <= set(ABLATIONS):
-        raise ValueError(f"kinds must be some of {ABLATIONS}, got {kinds!r}")
+    _check_ablation(inputs, rows, kinds, donor, (n_layers, n_heads))
     rows = rows.to(device_of(model))
+    donor = None if donor is None else donor.to(device_of(model))
     outputs, firsts = [], []
 
     def keep(layer, o, w, v):
@@ -109,7 +132,8 @@ def ablate_heads(model: GPT, x: torch.Tensor, rows: torch.Tensor, kinds: tuple[s
     for layer in range(n_layers):
         for head in range(n_heads):
             r = rows if rows.dim() == 2 else rows[layer, head]
-            if not r.any():
+            d = None if donor is None else donor if donor.dim() == 2 else donor[layer, head]
+            if not r.any() or (d is not None and not d.any()):
                 for kind in kinds:
                     out[kind][layer, head] = float("nan")
                 continue
@@ -119,6 +143,10 @@ def ablate_heads(model: GPT, x: torch.Tensor, rows: torch.Tensor, kinds: tuple[s
                 "mean": clean.mean(dim=0).expand_as(clean),
                 "first": clean - firsts[layer][:, head][r],
             }
+            if d is not None:  # the head's outputs at donor queries drawn at random, the same draw for every head
+                pool = outputs[layer][:, head][d]
+                pick = torch.randint(0, len(pool), (len(clean),), generator=torch.Generator().manual_seed(0))
+                new["transplant"] = pool[pick.to(pool.device)]
             for kind in kinds:
                 value = new[kind]
 
