@@ -30,6 +30,7 @@ LAYERS = [
         "experiments.deep",
         "experiments.sweeps",
         "experiments.rules",
+        "experiments.constant",
         "experiments.language",
         "experiments.grid",
     ],

@@ -1,4 +1,5 @@
 import json
+import math
 
 import pytest
 
@@ -286,3 +287,24 @@ def test_reproduce_passes_the_progress_choice_to_the_experiment(monkeypatch, tmp
         with pytest.raises(SystemExit):
             main(["reproduce", "single_layer", "--profile", "quick", "--out", str(tmp_path / "r.json"), *flags])
     assert seen == [True, False]
+
+
+def test_constant_default_experiment_records_what_the_head_writes(tmp_path):
+    from attnsink.experiments import constant_default
+
+    result = constant_default("quick", seeds=1, rules=["softmax", "relu"], cache_dir=tmp_path)
+    data = result.to_json()
+    assert data["experiment"] == "constant_default" and data["default"] == 0.5
+    assert data["task"]["default"] == 0.5
+    assert {r["attention"] for r in result.runs} == {"softmax", "relu"}
+    for r in result.runs:
+        for key in ("bos_value_error", "bos_value_norm", "ablate_zero", "ablate_mean"):
+            assert math.isfinite(r[key])
+    soft = next(r for r in result.runs if r["attention"] == "softmax")
+    # the softmax head parks on BOS and BOS's value moves toward c (theory: it must, as the
+    # error falls); zeroing what it writes at its default rows costs, its mean does not
+    assert soft["bos_mass_nontrigger"] > 0.9 and soft["bos_value_error"] < 0.5
+    assert soft["ablate_zero"] > 10 * abs(soft["ablate_mean"])
+    assert result.runs[0]["prediction"] == "constant sink" and result.runs[1]["prediction"] == "position scale"
+    with pytest.raises(ValueError, match="rules"):
+        constant_default("quick", rules=["nope"])

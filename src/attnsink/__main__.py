@@ -26,6 +26,7 @@ EXPERIMENT_NAMES = (
     "backcopy",
     "blocks",
     "capped_bos",
+    "constant_default",
     "multi_layer",
     "single_layer",
     "sweep",

@@ -127,6 +127,13 @@ VARIANTS = {
     "full": Settings(seeds=5, steps=50_000),
 }
 
+# ---- what a sink writes: the trigger task with a constant default ----
+CONSTANT_DEFAULT = 0.5  # every coordinate of the constant target c at the non-trigger rows
+CONSTANT = {  # chapter 6's budgets: one head of every rule, the one-layer recipe
+    "quick": Settings(seeds=3, steps=5_000),
+    "full": Settings(seeds=5, steps=50_000),
+}
+
 # ---- language models: a small GPT on the Bigram-Backcopy language ----
 BACKCOPY_TASK = {"vocab_size": 32, "n_triggers": 3, "seq_len": 48}  # Guo et al. (2024)'s task, small
 BACKCOPY_MODEL = {"d_model": 64, "n_layers": 2, "n_heads": 4}

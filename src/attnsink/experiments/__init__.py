@@ -23,6 +23,8 @@ experiment                what it trains                      chapters
 :func:`text_lm`           a character-level GPT on English    8
 :func:`text_scale`        the same GPT on ten times more      8
                           text (Python source)
+:func:`constant_default`  every rule on the task with a       (next)
+                          constant target off the trigger
 ========================  ==================================  =========
 """
 
@@ -47,6 +49,7 @@ from ..profiles import (
 )
 from .base import EXPERIMENTS, Context, ExperimentResult, experiment, run_record
 from .capped import capped_bos
+from .constant import CONSTANT_RULES, constant_default
 from .deep import blocks, multi_layer
 from .language import backcopy, text_lm
 from .one_head import single_layer
@@ -59,6 +62,7 @@ __all__ = [
     "BLOCKS_SETTINGS",
     "CAPPED",
     "CAPS",
+    "CONSTANT_RULES",
     "EXPERIMENTS",
     "FIGURE_TRIGGER_POS",
     "MULTI_LAYER",
@@ -77,6 +81,7 @@ __all__ = [
     "Settings",
     "blocks",
     "capped_bos",
+    "constant_default",
     "default_cache_dir",
     "experiment",
     "multi_layer",
