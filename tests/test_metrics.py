@@ -233,3 +233,26 @@ def test_an_identity_edit_leaves_the_model_unchanged():
     seen = []
     y, _ = model(x, edit=lambda layer, out: seen.append((layer, tuple(out.shape))) or out)
     assert torch.equal(y, model(x)[0]) and seen == [(0, (4, 2, 16, 16)), (1, (4, 2, 16, 16))]
+
+
+def test_zeroing_every_head_at_once_sees_cancelling_constants():
+    """Two heads that write +v and -v at the default rows: each costs alone, together nothing."""
+    from attnsink.construct import softmax_solution
+    from attnsink.metrics import ablate_trigger_heads, zero_every_head
+
+    task = TriggerTask()
+    one = softmax_solution(task, 16.0)
+    model = AttentionModel(16, n_heads=2, attention="softmax")
+    v = torch.full((16,), 0.3)
+    with torch.no_grad():
+        for h, sign in ((0, 1.0), (1, -1.0)):
+            model.W_Q[0, h] = one.W_Q[0, 0]
+            model.W_K[0, h] = one.W_K[0, 0]
+            model.W_V[0, h] = one.W_V[0, 0] * 0.5  # each writes half the running mean at the trigger
+            model.W_V[0, h, 0] = sign * v  # BOS's value: +v in one head, -v in the other
+            model.W_O[0, h] = one.W_O[0, 0]
+    batch = task.sample(200, generator=torch.Generator().manual_seed(4))
+    alone = ablate_trigger_heads(model, batch)["zero"][0]
+    assert (alone > 1e-3).all() and abs(zero_every_head(model, batch)) < 1e-6
+    with pytest.raises(ValueError, match="rows"):
+        zero_every_head(model, batch, batch.is_trigger.float())

@@ -198,6 +198,46 @@ def ablate_trigger_heads(
     return res
 
 
+@torch.no_grad()
+def zero_every_head(model: AttentionModel, batch: Batch, rows: torch.Tensor | None = None) -> float:
+    """The growth of the MSE on ``batch`` when the output of every head of every layer at the
+    queries ``rows`` (default ``batch.is_nontrigger``) is replaced by zero at once: heads whose
+    constants cancel each other can each cost something alone (:func:`ablate_trigger_heads`)
+    and nothing together."""
+    rows = batch.is_nontrigger if rows is None else rows
+    if rows.dtype != torch.bool or rows.shape != batch.is_trigger.shape:
+        raise ValueError(
+            f"rows must be bool of shape {tuple(batch.is_trigger.shape)}, got {rows.dtype} {tuple(rows.shape)}"
+        )
+    was = model.training
+    model.eval()
+    try:
+
+        def edit(layer, out):
+            out = out.clone()
+            out[rows[:, None, :].expand(out.shape[:3])] = 0.0
+            return out
+
+        base = (model(batch.x)[0] - batch.y).pow(2).mean().item()
+        return (model(batch.x, edit=edit)[0] - batch.y).pow(2).mean().item() - base
+    finally:
+        model.train(was)
+
+
+WRITE_SHARE = 0.01
+"""On the trigger task, an ablation costs something when it moves the MSE by more than this
+share of :func:`job_cost` (the tolerance of :func:`what_it_writes` there)."""
+
+
+def job_cost(batch: Batch, task: TriggerTask) -> float:
+    """What writing nothing at the trigger rows would add to the MSE on ``batch``: the mean,
+    over every row and coordinate, of the squared update the trigger rows need (the target
+    there, less the token itself with a residual stream). The scale against which the
+    trigger task's ablations are read (:data:`WRITE_SHARE`)."""
+    update = batch.y - batch.x if task.residual else batch.y
+    return (update * batch.is_trigger[..., None].to(update.dtype)).pow(2).mean().item()
+
+
 def task_errors(y_hat: torch.Tensor, batch: Batch, task: TriggerTask) -> dict[str, float]:
     """Overall MSE, largest absolute error, and relative errors at trigger and non-trigger rows.
 

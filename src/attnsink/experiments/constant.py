@@ -7,7 +7,7 @@ from __future__ import annotations
 import torch
 
 from ..metrics import ablate_trigger_heads, evaluate
-from ..profiles import CONSTANT, CONSTANT_DEFAULT, N_TEST
+from ..profiles import CONSTANT, CONSTANT_DEFAULT, FIGURE_TRIGGER_POS, N_TEST
 from ..task import ConstantTriggerTask
 from .base import Context, ExperimentResult, experiment
 
@@ -27,12 +27,15 @@ CONSTANT_RULES = {
     "relu": "position scale",
     "relu_visible": "position scale",
 }
+"""Every rule of chapter 6 and what the theory predicts of it on the constant-default task:
+a ``"constant sink"`` (BOS, with BOS's part of the output equal to c) or, for a position-only
+scale, ``"position scale"`` (no exact solution by one head)."""
 
 
 def _figure(result: ExperimentResult):
     from .. import plots
 
-    return plots.variants_summary(result.runs)
+    return plots.attention_maps(result.figure_attn, FIGURE_TRIGGER_POS)
 
 
 def _what_it_writes(model, task: ConstantTriggerTask) -> dict:
