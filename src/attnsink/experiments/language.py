@@ -5,6 +5,7 @@ rules that can switch a head off, on the Bigram-Backcopy language, whose trigger
 from __future__ import annotations
 
 from .. import lm
+from ..cache import memoized
 from ..metrics import first_share
 from ..parallel import Job
 from ..profiles import (
@@ -69,6 +70,7 @@ def backcopy(ctx: Context) -> ExperimentResult:
     recipe = {"steps": ctx.settings.steps, "lr": ctx.settings.lr, "batch_size": ctx.settings.batch_size}
     wanted = [(tasks[bos], rule, seed, recipe) for rule, bos in models for seed in range(ctx.settings.seeds)]
     trained = iter(train_gpts(ctx, wanted, BACKCOPY_MODEL))
+    metrics = memoized(lm.backcopy_metrics, cache_dir=ctx.cache_dir)  # minutes for the full profile: kept
     runs, results = [], {}
     for attention, bos in models:
         results[attention, bos] = []
@@ -82,7 +84,7 @@ def backcopy(ctx: Context) -> ExperimentResult:
                     "seed": seed,
                     "val_loss": float(history["val_loss"][-1]),
                     "sink": float(history["sink"][-1]),
-                    **lm.backcopy_metrics(model, tasks[bos]),
+                    **metrics(model, tasks[bos]),
                 }
             )
     return ctx.result(runs, results=results, meta={"task": BACKCOPY_TASK, "model": BACKCOPY_MODEL})
@@ -127,18 +129,13 @@ def text_lm(ctx: Context) -> ExperimentResult:
     trained = iter(train_gpts(ctx, wanted, TEXT_MODEL))
     # train_lm's validation windows (the history ends here), read on the positions the models trained on
     windows = lm.val_batch(task, N_ANALYSIS)
-    x = windows[:, :-1]
+    analysis = memoized(text_heads, cache_dir=ctx.cache_dir)  # the ablations take a while: kept
     runs, results = [], {}
     for attention, lr in points:
         results[attention, lr] = []
         for seed in range(s.seeds):
             model, history = next(trained)
             results[attention, lr].append(model)
-            m = lm.head_metrics(model, x)
-            weights = lm.head_outputs(model, x)["weights"]
-            share = [first_share(w) for w in weights]
-            rows = lm.sink_rows(weights)
-            ablation = lm.ablate_heads(model, windows, rows)
             runs.append(
                 {
                     "attention": attention,
@@ -146,22 +143,35 @@ def text_lm(ctx: Context) -> ExperimentResult:
                     "weight_decay": TEXT_WEIGHT_DECAY,
                     "seed": seed,
                     "val_loss": float(history["val_loss"][-1]),
-                    "sink": m["sink"],
-                    "first_mean": m["first_mean"].tolist(),
-                    "value_ratio": m["value_ratio"].tolist(),
-                    "first_share": share,
-                    "sink_rows": rows.float().mean((2, 3)).tolist(),
-                    "ablate_zero": ablation["zero"].tolist(),
-                    "ablate_mean": ablation["mean"].tolist(),
-                    "ablate_first": ablation["first"].tolist(),
+                    **analysis(model, windows),
                     "history": {
                         "step": history["step"].tolist(),
                         "val_loss": history["val_loss"].tolist(),
                         "sink": history["sink"].tolist(),
                         "first_mean": history["first_mean"].tolist(),
                     },
-                    "heads": lm.conditional_heads(model, x),
                 }
             )
     meta = {"task": TEXT_TASK, "model": TEXT_MODEL, "weight_decay": TEXT_WEIGHT_DECAY, "lrs": list(TEXT_LRS)}
     return ctx.result(runs, results=results, meta=meta)
+
+
+def text_heads(model: lm.GPT, windows) -> dict:
+    """:func:`text_lm`'s per-head record of one model on the validation ``windows``, read on
+    the positions the models trained on (every token but the last)."""
+    x = windows[:, :-1]
+    m = lm.head_metrics(model, x)
+    weights = lm.head_outputs(model, x)["weights"]
+    rows = lm.sink_rows(weights)
+    ablation = lm.ablate_heads(model, windows, rows)
+    return {
+        "sink": m["sink"],
+        "first_mean": m["first_mean"].tolist(),
+        "value_ratio": m["value_ratio"].tolist(),
+        "first_share": [first_share(w) for w in weights],
+        "sink_rows": rows.float().mean((2, 3)).tolist(),
+        "ablate_zero": ablation["zero"].tolist(),
+        "ablate_mean": ablation["mean"].tolist(),
+        "ablate_first": ablation["first"].tolist(),
+        "heads": lm.conditional_heads(model, x),
+    }
