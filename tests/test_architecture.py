@@ -31,6 +31,7 @@ LAYERS = [
         "experiments.sweeps",
         "experiments.rules",
         "experiments.constant",
+        "experiments.broadcast",
         "experiments.language",
         "experiments.grid",
     ],

@@ -2,6 +2,7 @@ import json
 import math
 
 import pytest
+import torch
 
 from attnsink.__main__ import main
 from attnsink.experiments import PROFILE_ENV, resolve_profile
@@ -308,3 +309,56 @@ def test_constant_default_experiment_records_what_the_head_writes(tmp_path):
     assert result.runs[0]["prediction"] == "constant sink" and result.runs[1]["prediction"] == "position scale"
     with pytest.raises(ValueError, match="rules"):
         constant_default("quick", rules=["nope"])
+
+
+def _reader(d: int, reads: bool):
+    """A bidirectional 2-layer model: the first layer averages every token's noise (BOS's row
+    too), the second puts (nearly) all its weight on BOS and copies its noise channels, or
+    (``reads=False``) writes nothing."""
+    from attnsink import AttentionModel
+    from attnsink.task import BOS, TRIGGER
+
+    model = AttentionModel(d, 1, 2, "softmax", True, causal=False)
+    noise = torch.zeros(d, d)
+    noise[2 : d - 1, 2 : d - 1] = torch.eye(d - 3)
+    with torch.no_grad():
+        for p in model.parameters():
+            p.zero_()
+        model.W_V[0, 0], model.W_O[0, 0] = noise, torch.eye(d)  # layer 0: W_QK = 0, an even average
+        for ch in (BOS, TRIGGER, d - 1):  # every token has one of these: every query points at BOS
+            model.W_Q[1, 0, ch, 0] = 30.0
+        model.W_K[1, 0, BOS, 0] = 1.0
+        if reads:
+            model.W_V[1, 0], model.W_O[1, 0] = noise, torch.eye(d)
+    return model
+
+
+def test_broadcast_measures_read_a_model_that_hands_the_mean_on_and_one_that_does_not():
+    from attnsink.experiments.broadcast import broadcast_measures
+    from attnsink.task import GlobalTriggerTask
+
+    task = GlobalTriggerTask(residual=True)
+    batch = task.sample(64, generator=torch.Generator().manual_seed(0))
+    L = task.seq_len
+    hands = broadcast_measures(_reader(task.d_model, True), task, batch)
+    # BOS's row averages every token, BOS's own (no noise) included: (L - 1) / L of the mean;
+    # every row then reads that from BOS, and nothing else moves it
+    assert hands["bos_gathers"][0] == pytest.approx((L - 1) / L, abs=1e-6)
+    assert hands["reads_bos"][1] > 0.999 and hands["parks_bos"][1] > 0.999
+    assert hands["bos_carries"] == pytest.approx((L - 1) / L, abs=1e-4)
+    assert hands["handed_on"] == pytest.approx((L - 1) / L, abs=1e-3)
+    keeps = broadcast_measures(_reader(task.d_model, False), task, batch)
+    assert keeps["bos_carries"] == pytest.approx((L - 1) / L, abs=1e-4)  # BOS still gathers...
+    assert abs(keeps["handed_on"]) < 1e-6 and keeps["zero_rows_moved"] < 1e-6  # ...and no row reads it
+
+
+def test_broadcast_experiment_trains_bidirectional_models_on_both_defaults(tmp_path):
+    from attnsink.experiments import broadcast
+
+    result = broadcast("quick", seeds=1, cache_dir=tmp_path)
+    data = result.to_json()
+    assert data["experiment"] == "broadcast" and [r["default"] for r in result.runs] == ["zero", "mean"]
+    for r in result.runs:
+        assert r["n_layers"] == 2 and len(r["bos_gathers"]) == 2
+        assert math.isfinite(r["handed_on"]) and r["mse"] < 1e-4  # both tasks are learned
+    assert all(r.model.causal is False for trained in result.results.values() for r in trained)

@@ -119,3 +119,27 @@ def test_training_batches_are_the_engines_data():
         task.training_batches(16, seed=-1)
     with pytest.raises(ValueError, match="batch_size"):
         task.training_batches(0, seed=0)
+
+
+def test_a_bidirectional_model_sees_the_whole_sequence_and_both_paths_agree():
+    from attnsink.spec import RunSpec
+
+    task = TriggerTask(d_model=8, seq_len=10, residual=True)
+    models = [AttentionModel(8, 2, 2, "softmax", True, seed=s, init_std=0.4, causal=False).double() for s in (0, 1)]
+    x = torch.stack([task.sample(6, generator=torch.Generator().manual_seed(s)).x for s in (0, 1)]).double()
+    y_fast, attn_fast = forward_stacked(_stacked(models), x, attention="softmax", residual=True, causal=False)
+    for i, model in enumerate(models):
+        y, attn = model(x[i])
+        torch.testing.assert_close(y_fast[i], y, rtol=1e-9, atol=1e-9)
+        assert attn[0][:, :, 0, 1:].sum() > 0.1  # BOS's own row weighs the tokens after it
+    later = x[0].clone()
+    later[:, -1] += 1.0  # change the last token only: a causal model's first rows would not move
+    assert not torch.allclose(models[0](later)[0][:, 0], models[0](x[0])[0][:, 0])
+    with pytest.raises(ValueError, match="causal"):
+        AttentionModel(8, attention="relu", causal=False)
+    # the option keeps the keys of the causal runs stored before it existed, and keys its own
+    options = {"steps": 10, "lr": 1e-3}
+    assert "causal" not in RunSpec.from_options(task, options).base_config()
+    assert RunSpec.from_options(task, {**options, "causal": False}).base_config()["causal"] is False
+    trained = train_seeds(task, [0], causal=False, steps=3, lr=1e-3, progress=False)[0]
+    assert trained.model.causal is False

@@ -148,3 +148,24 @@ def test_the_constant_default_task_moves_every_target_but_the_trigger_by_c():
         softmax_solution(task, 4.0)
     with pytest.raises(ValueError, match="ConstantTriggerTask"):
         constant_sink_solution(TriggerTask(), 4.0)
+
+
+def test_global_task_asks_the_whole_sequences_mean_at_the_trigger_or_everywhere_else():
+    from attnsink.task import GlobalTriggerTask
+
+    for residual in (False, True):
+        zero = GlobalTriggerTask(residual=residual)
+        b = zero.sample(5, generator=torch.Generator().manual_seed(0))
+        m = b.x[:, 1:].mean(dim=1)  # every token after BOS, the ones after the trigger too
+        base = b.x if residual else torch.zeros_like(b.x)
+        rows = torch.arange(5)
+        torch.testing.assert_close(b.y[rows, b.trigger_pos], base[rows, b.trigger_pos] + m)
+        off = ~b.is_trigger
+        torch.testing.assert_close(b.y[off], base[off])
+        mirror = GlobalTriggerTask(residual=residual, default="mean")
+        bm = mirror.sample(5, generator=torch.Generator().manual_seed(0))
+        torch.testing.assert_close(bm.x, b.x)  # the same draws
+        torch.testing.assert_close(bm.y[rows, bm.trigger_pos], base[rows, b.trigger_pos])
+        torch.testing.assert_close(bm.y[off], base[off] + m[:, None].expand_as(b.x)[off])
+    with pytest.raises(ValueError, match="default"):
+        GlobalTriggerTask(default="one")

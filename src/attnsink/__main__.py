@@ -25,6 +25,7 @@ from pathlib import Path
 EXPERIMENT_NAMES = (
     "backcopy",
     "blocks",
+    "broadcast",
     "capped_bos",
     "constant_default",
     "multi_layer",

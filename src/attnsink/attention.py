@@ -37,6 +37,24 @@ def causal_mask(seq_len: int, device: torch.device) -> torch.Tensor:
 
 
 @lru_cache(maxsize=32)
+def full_mask(seq_len: int, device: torch.device) -> torch.Tensor:
+    """(query, key) bool, all True: every key is visible (a bidirectional model)."""
+    with torch.inference_mode(False):
+        return torch.ones(seq_len, seq_len, dtype=torch.bool, device=device)
+
+
+def visibility(seq_len: int, device: torch.device, causal: bool = True) -> torch.Tensor:
+    """The (query, key) mask of a causal model (:func:`causal_mask`) or of one that sees the
+    whole sequence (:func:`full_mask`)."""
+    return causal_mask(seq_len, device) if causal else full_mask(seq_len, device)
+
+
+BIDIRECTIONAL_RULES = ("softmax", "softmax1", "sink_logit")
+"""The rules a model without the causal mask may use: their weights do not depend on the
+query's position (ReLU's 1/i and sigmoid's -log(i + 1) count the keys a causal query sees)."""
+
+
+@lru_cache(maxsize=32)
 def _positions(seq_len: int, device: torch.device) -> torch.Tensor:
     with torch.inference_mode(False):
         return torch.arange(seq_len, device=device).float()[:, None]  # (query, 1): i

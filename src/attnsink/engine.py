@@ -34,7 +34,7 @@ import torch
 from tqdm import tqdm
 
 from ._checks import check_int
-from .attention import bos_mass, causal_mask, get_rule
+from .attention import bos_mass, get_rule, visibility
 from .model import GATE, LN_EPS, PARAM_NAMES, AttentionModel
 from .spec import ARCH_FIELDS, PAPER_BATCH, PAPER_STOP, RunSpec
 from .task import DATA_SEED_OFFSET, TriggerTask
@@ -56,6 +56,7 @@ def forward_stacked(
     attention: str,
     residual: bool,
     return_values: bool = False,
+    causal: bool = True,
 ):
     """Run ``S`` stacked models on their own inputs: :meth:`AttentionModel.forward`, batched over seeds.
 
@@ -74,7 +75,7 @@ def forward_stacked(
     n_layers = params["W_Q"].shape[1]
     mlp, layer_norm = "W_in" in params, "ln1_g" in params
     S, B, L, D = x.shape
-    mask = causal_mask(L, x.device)  # (query, key)
+    mask = visibility(L, x.device, causal)  # (query, key)
     h = x  # (S, batch, seq, d)
     attn, values = [], []
     for layer in range(n_layers):
@@ -323,7 +324,9 @@ def _train_stack(
     try:
         for step in range(steps):
             x, y, mask = batches.at(step)
-            y_hat, attn = forward_stacked(stack.views(), x, attention=cfg["attention"], residual=cfg["residual"])
+            y_hat, attn = forward_stacked(
+                stack.views(), x, attention=cfg["attention"], residual=cfg["residual"], causal=cfg["causal"]
+            )
             loss, err = _SquaredError.apply(y_hat, y)  # (S,) and (S, batch, seq, d)
             linf = err.abs().amax(dim=(1, 2, 3))  # (faster than torch.linalg.vector_norm with ord=inf)
             with torch.no_grad():
@@ -442,6 +445,7 @@ def train_seeds(
     n_layers: int = 1,
     mlp: bool = False,
     layer_norm: bool = False,
+    causal: bool = True,
     models: list[AttentionModel] | None = None,
     steps: int,
     lr: float,
@@ -456,6 +460,13 @@ def train_seeds(
     if models and isinstance(models[0], AttentionModel):  # anything else: train_spec's checks say what is wrong
         arch = {k: v for k, v in models[0].config.items() if k in ARCH_FIELDS}
     else:
-        arch = {"attention": attention, "n_heads": n_heads, "n_layers": n_layers, "mlp": mlp, "layer_norm": layer_norm}
+        arch = {
+            "attention": attention,
+            "n_heads": n_heads,
+            "n_layers": n_layers,
+            "mlp": mlp,
+            "layer_norm": layer_norm,
+            "causal": causal,
+        }
     recipe = {"steps": steps, "lr": lr, "batch_size": batch_size, "stop_linf": stop_linf}
     return train_spec(RunSpec.from_options(task, {**arch, **recipe}), seeds, models=models, **run_kwargs)

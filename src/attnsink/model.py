@@ -6,11 +6,13 @@ and the heads' outputs are summed through their own output maps (the same as
 concatenating them and applying one ``(n_heads * d_model, d_model)`` map). With
 ``residual=True`` each layer adds its output to the residual stream, ``x <- x + layer(x)``.
 
-Beyond the paper (both off by default, so the paper's models stay exactly as they are):
+Beyond the paper (all off by default, so the paper's models stay exactly as they are):
 ``mlp=True`` adds a two-layer GELU MLP block (hidden width ``MLP_RATIO * d_model``, with
 biases) after the attention of every layer, and ``layer_norm=True`` puts a LayerNorm
 before each block (pre-LN): ``h <- h + attn(LN(h))``, then ``h <- h + mlp(LN(h))``. Both
 need ``residual=True``. There is no final LayerNorm: the task's target is the stream itself.
+``causal=False`` lifts the causal mask, so every query sees the whole sequence (for the rules
+of :data:`attnsink.attention.BIDIRECTIONAL_RULES`; chapter "What a sink writes" uses it).
 
 :meth:`AttentionModel.forward` is the reference: one model, head by head, as the book
 writes the formulas. Training runs many seeds at once through the fast path of
@@ -26,7 +28,7 @@ import torch.nn.functional as F
 from torch import nn
 
 from ._checks import check_bool, check_int, check_number
-from .attention import causal_mask, get_rule
+from .attention import BIDIRECTIONAL_RULES, get_rule, visibility
 from .spec import Arch
 
 PARAM_NAMES = ("W_Q", "W_K", "W_V", "W_O")  # every model has these; a rule may add its logit ("sink") or "W_G"
@@ -39,7 +41,8 @@ with their defaults (the paper's one-layer, one-head softmax model)."""
 
 
 class AttentionModel(nn.Module):
-    """Causal attention-only model of Ran-Milo (2026): ``model(x) -> (y_hat, attn)``.
+    """Causal attention-only model of Ran-Milo (2026): ``model(x) -> (y_hat, attn)``
+    (with ``causal=False``, a bidirectional one).
 
     ``attn`` is a list with one (batch, heads, query, key) tensor per layer: the weights
     each head applies to its values (for ``gated``, the softmax weights times the gate).
@@ -59,6 +62,7 @@ class AttentionModel(nn.Module):
         init_std: float = 0.02,
         mlp: bool = False,
         layer_norm: bool = False,
+        causal: bool = True,
     ):
         super().__init__()
         check_int("d_model", d_model, 1)
@@ -74,12 +78,18 @@ class AttentionModel(nn.Module):
             check_bool(name, flag)
             if flag and not residual:
                 raise ValueError(f"{name}=True requires residual=True (the blocks add to the residual stream)")
+        check_bool("causal", causal)
+        if not causal and attention not in BIDIRECTIONAL_RULES:
+            raise ValueError(
+                f"causal=False needs a rule whose weights do not count the visible keys, one of "
+                f"{list(BIDIRECTIONAL_RULES)}; got attention={attention!r}"
+            )
         if seed is not None:
             check_int("seed", seed, 0)
         check_number("init_std", init_std)
         self.d_model, self.n_heads, self.n_layers = d_model, n_heads, n_layers
         self.attention, self.residual, self.seed = attention, residual, seed
-        self.mlp, self.layer_norm = mlp, layer_norm
+        self.mlp, self.layer_norm, self.causal = mlp, layer_norm, causal
 
         generator = torch.Generator().manual_seed(seed) if seed is not None else None
         shape = (n_layers, n_heads, d_model, d_model)
@@ -124,6 +134,7 @@ class AttentionModel(nn.Module):
             init_std=init_std,
             mlp=arch["mlp"],
             layer_norm=arch["layer_norm"],
+            causal=arch["causal"],
         )
 
     @property
@@ -137,6 +148,7 @@ class AttentionModel(nn.Module):
             "residual": self.residual,
             "mlp": self.mlp,
             "layer_norm": self.layer_norm,
+            "causal": self.causal,
         }
 
     def forward(self, x: torch.Tensor, *, return_values: bool = False, edit=None):
@@ -148,7 +160,7 @@ class AttentionModel(nn.Module):
         if x.dim() != 3 or x.shape[-1] != self.d_model:
             raise ValueError(f"x must have shape (batch, seq_len, {self.d_model}), got {tuple(x.shape)}")
         rule = get_rule(self.attention)
-        mask = causal_mask(x.shape[1], x.device)  # (query, key): key <= query
+        mask = visibility(x.shape[1], x.device, self.causal)  # (query, key): key <= query, or all
         h, attn, values = x, [], []  # h: the residual stream, (batch, seq, d)
         for layer in range(self.n_layers):
             a_in = self._norm(h, "ln1", layer)  # pre-LN, or h itself

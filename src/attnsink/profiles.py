@@ -134,6 +134,13 @@ CONSTANT = {  # chapter 6's budgets: one head of every rule, the one-layer recip
     "full": Settings(seeds=5, steps=50_000),
 }
 
+# ---- what a sink writes: a sink that could gather (no causal mask) ----
+BROADCAST_MODEL = {"n_layers": 2, "n_heads": 1}  # BOS can gather in the first layer and be read in the second
+BROADCAST = {  # the multi-layer recipe
+    "quick": MULTI_LAYER["quick"],
+    "full": MULTI_LAYER["full"],
+}
+
 # ---- language models: a small GPT on the Bigram-Backcopy language ----
 BACKCOPY_TASK = {"vocab_size": 32, "n_triggers": 3, "seq_len": 48}  # Guo et al. (2024)'s task, small
 BACKCOPY_MODEL = {"d_model": 64, "n_layers": 2, "n_heads": 4}

@@ -34,6 +34,12 @@ class Arch:
     n_layers: int = 1
     mlp: bool = False
     layer_norm: bool = False
+    causal: bool = True  # False: every query sees the whole sequence (attention.BIDIRECTIONAL_RULES only)
+
+
+KEY_OMITTED_DEFAULTS = {"causal": True}
+"""Options added after the store held entries: at these defaults they are left out of an
+entry's key, so the runs that existed before the option keep their keys (and their stored models)."""
 
 
 @dataclass(frozen=True)
@@ -89,7 +95,9 @@ class RunSpec:
 
     def base_config(self) -> dict:
         """The results-cache config shared by this run's seeds (:meth:`config` without the seed)."""
-        return {"kind": self.kind, "task": asdict(self.task), **self.options()}
+        omitted = {k for k, v in self.options().items() if k in KEY_OMITTED_DEFAULTS and v is KEY_OMITTED_DEFAULTS[k]}
+        options = {k: v for k, v in self.options().items() if k not in omitted}
+        return {"kind": self.kind, "task": asdict(self.task), **options}
 
     def config(self, seed: int) -> dict:
         """The results-cache config of seed ``seed``: the key of its entry (with the training version)."""

@@ -13,6 +13,10 @@ Exactly one trigger per sequence, at a 0-indexed position drawn uniformly from
 of the tokens at positions 1 .. trigger (the trigger included). With ``residual=True`` the
 target is ``x`` plus that: the layers must add nothing at non-trigger positions.
 
+:class:`ConstantTriggerTask` asks a constant instead of zero at the other rows, and
+:class:`GlobalTriggerTask` the mean of the whole sequence at the trigger, for a model
+without the causal mask.
+
 The ablation ``bos=False`` removes BOS: position 0 is an ordinary content token, and the
 target at the trigger is the mean of the tokens at positions 0 .. trigger.
 """
@@ -209,3 +213,38 @@ class ConstantTriggerTask(TriggerTask):
         batch = super()._assemble(trigger_pos, content)
         off = (~batch.is_trigger).to(batch.y.dtype)[..., None]  # every row but the trigger
         return replace(batch, y=batch.y + float(self.default) * off)
+
+
+GLOBAL_DEFAULTS = ("zero", "mean")
+"""What :class:`GlobalTriggerTask` asks at every row but the trigger: zero (the trigger asks
+the global mean), or the global mean (the trigger asks zero)."""
+
+
+@dataclass(frozen=True)
+class GlobalTriggerTask(TriggerTask):
+    """The trigger task for a model that sees the whole sequence (``causal=False``): the
+    trigger's target is the *global* mean :math:`m`, the mean of every token from the first
+    content token to the last (the trigger included), not the mean up to the trigger, and zero
+    at every other row, BOS's own included (``default="zero"``). Its mirror,
+    ``default="mean"``, asks :math:`m` at every row but the trigger and zero at the trigger.
+    With ``residual=True`` the target is the token plus that. Tokens, trigger positions and
+    the noise are drawn exactly as in :class:`TriggerTask`."""
+
+    default: str = "zero"
+
+    def __post_init__(self):
+        super().__post_init__()
+        if self.default not in GLOBAL_DEFAULTS:
+            raise ValueError(f"default must be one of {list(GLOBAL_DEFAULTS)}, got {self.default!r}")
+
+    def global_mean(self, x: torch.Tensor) -> torch.Tensor:
+        """:math:`m` of each sequence of ``x`` (*, seq_len, d_model): (*, d_model)."""
+        return x[..., self.first_content :, :].mean(dim=-2)
+
+    def _assemble(self, trigger_pos: torch.Tensor, content: torch.Tensor) -> Batch:
+        batch = super()._assemble(trigger_pos, content)
+        x = batch.x
+        m = self.global_mean(x)[..., None, :]  # (*, 1, d_model)
+        wants_mean = batch.is_trigger if self.default == "zero" else ~batch.is_trigger
+        y = (x if self.residual else torch.zeros_like(x)) + wants_mean[..., None].to(x.dtype) * m
+        return replace(batch, y=y)

@@ -3,7 +3,8 @@
 Modules: :mod:`~attnsink.experiments.base` (what they share), :mod:`~attnsink.experiments.one_head`,
 :mod:`~attnsink.experiments.capped`, :mod:`~attnsink.experiments.deep`,
 :mod:`~attnsink.experiments.sweeps`, :mod:`~attnsink.experiments.rules`,
-:mod:`~attnsink.experiments.language` and :mod:`~attnsink.experiments.scale`.
+:mod:`~attnsink.experiments.language`, :mod:`~attnsink.experiments.scale`,
+:mod:`~attnsink.experiments.constant` and :mod:`~attnsink.experiments.broadcast`.
 Every experiment is called the same way, ``NAME(profile=None, *, seeds=None, device=None,
 progress=False, cache_dir=None, workers=None)``, returns an :class:`~attnsink.experiments.base.ExperimentResult`
 and is registered in :data:`EXPERIMENTS` for ``python -m attnsink reproduce NAME``. Their
@@ -23,8 +24,11 @@ experiment                what it trains                      chapters
 :func:`text_lm`           a character-level GPT on English    8
 :func:`text_scale`        the same GPT on ten times more      8
                           text (Python source)
-:func:`constant_default`  every rule on the task with a       (next)
+:func:`constant_default`  every rule on the task with a       9
                           constant target off the trigger
+:func:`broadcast`         2-layer softmax models without the  9
+                          causal mask, on the trigger task
+                          that asks the whole sequence's mean
 ========================  ==================================  =========
 """
 
@@ -48,6 +52,7 @@ from ..profiles import (
     resolve_profile,
 )
 from .base import EXPERIMENTS, Context, ExperimentResult, experiment, run_record
+from .broadcast import broadcast
 from .capped import capped_bos
 from .constant import CONSTANT_RULES, constant_default
 from .deep import blocks, multi_layer
@@ -82,6 +87,7 @@ __all__ = [
     "blocks",
     "capped_bos",
     "constant_default",
+    "broadcast",
     "default_cache_dir",
     "experiment",
     "multi_layer",
