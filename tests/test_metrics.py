@@ -238,7 +238,7 @@ def test_an_identity_edit_leaves_the_model_unchanged():
 def test_zeroing_every_head_at_once_sees_cancelling_constants():
     """Two heads that write +v and -v at the default rows: each costs alone, together nothing."""
     from attnsink.construct import softmax_solution
-    from attnsink.metrics import ablate_trigger_heads, zero_every_head
+    from attnsink.metrics import ablate_trigger_heads, heads_add_up, zero_every_head
 
     task = TriggerTask()
     one = softmax_solution(task, 16.0)
@@ -254,5 +254,10 @@ def test_zeroing_every_head_at_once_sees_cancelling_constants():
     batch = task.sample(200, generator=torch.Generator().manual_seed(4))
     alone = ablate_trigger_heads(model, batch)["zero"][0]
     assert (alone > 1e-3).all() and abs(zero_every_head(model, batch)) < 1e-6
+    # what they write there adds up to (nearly) nothing: the softmax weight off BOS is ~e^-16
+    assert heads_add_up(model, batch) < 1e-5
+    assert heads_add_up(one, batch) == pytest.approx(1.0)  # one head: its own write
     with pytest.raises(ValueError, match="rows"):
         zero_every_head(model, batch, batch.is_trigger.float())
+    with pytest.raises(ValueError, match="rows"):
+        heads_add_up(model, batch, batch.is_trigger.float())

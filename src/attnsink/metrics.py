@@ -203,7 +203,9 @@ def zero_every_head(model: AttentionModel, batch: Batch, rows: torch.Tensor | No
     """The growth of the MSE on ``batch`` when the output of every head of every layer at the
     queries ``rows`` (default ``batch.is_nontrigger``) is replaced by zero at once: heads whose
     constants cancel each other can each cost something alone (:func:`ablate_trigger_heads`)
-    and nothing together."""
+    and nothing together. In a residual model this leaves the input itself at those rows,
+    which on the residual trigger task is their target: the cost there comes only from what
+    later layers read of those rows elsewhere, and :func:`heads_add_up` shows the cancelling."""
     rows = batch.is_nontrigger if rows is None else rows
     if rows.dtype != torch.bool or rows.shape != batch.is_trigger.shape:
         raise ValueError(
@@ -222,6 +224,30 @@ def zero_every_head(model: AttentionModel, batch: Batch, rows: torch.Tensor | No
         return (model(batch.x, edit=edit)[0] - batch.y).pow(2).mean().item() - base
     finally:
         model.train(was)
+
+
+@torch.no_grad()
+def heads_add_up(model: AttentionModel, batch: Batch, rows: torch.Tensor | None = None) -> float:
+    """At the queries ``rows`` (default ``batch.is_nontrigger``): the mean norm of what every
+    head of every layer writes there, added up, over the largest mean norm of what one head
+    writes there. Near 0 when the heads' writes cancel; 1 for a single head. In a residual
+    model with neither MLP nor LayerNorm the sum is the model's output less its input."""
+    rows = batch.is_nontrigger if rows is None else rows
+    if rows.dtype != torch.bool or rows.shape != batch.is_trigger.shape:
+        raise ValueError(
+            f"rows must be bool of shape {tuple(batch.is_trigger.shape)}, got {rows.dtype} {tuple(rows.shape)}"
+        )
+    outs = []
+
+    def keep(layer, out):
+        outs.append(out)
+        return out
+
+    model(batch.x, edit=keep)
+    heads = torch.cat(outs, dim=1)  # (batch, layers * heads, query, d)
+    single = heads.norm(dim=-1).transpose(0, 1)[:, rows].mean(dim=-1)  # (layers * heads,)
+    added = heads.sum(dim=1).norm(dim=-1)[rows].mean()
+    return float(added / single.max())
 
 
 WRITE_SHARE = 0.01
