@@ -311,10 +311,11 @@ def test_constant_default_experiment_records_what_the_head_writes(tmp_path):
         constant_default("quick", rules=["nope"])
 
 
-def _reader(d: int, reads: bool):
+def _reader(d: int, reads: bool, bos_looks_at_trigger: bool = False):
     """A bidirectional 2-layer model: the first layer averages every token's noise (BOS's row
-    too), the second puts (nearly) all its weight on BOS and copies its noise channels, or
-    (``reads=False``) writes nothing."""
+    too, or with ``bos_looks_at_trigger`` BOS's row copies the trigger's), the second puts
+    (nearly) all its weight on BOS and copies its noise channels, or (``reads=False``) writes
+    nothing."""
     from attnsink import AttentionModel
     from attnsink.task import BOS, TRIGGER
 
@@ -325,6 +326,8 @@ def _reader(d: int, reads: bool):
         for p in model.parameters():
             p.zero_()
         model.W_V[0, 0], model.W_O[0, 0] = noise, torch.eye(d)  # layer 0: W_QK = 0, an even average
+        if bos_looks_at_trigger:
+            model.W_Q[0, 0, BOS, 0], model.W_K[0, 0, TRIGGER, 0] = 30.0, 1.0
         for ch in (BOS, TRIGGER, d - 1):  # every token has one of these: every query points at BOS
             model.W_Q[1, 0, ch, 0] = 30.0
         model.W_K[1, 0, BOS, 0] = 1.0
@@ -333,23 +336,32 @@ def _reader(d: int, reads: bool):
     return model
 
 
-def test_broadcast_measures_read_a_model_that_hands_the_mean_on_and_one_that_does_not():
+def test_broadcast_measures_read_models_that_hand_the_mean_on_and_ones_that_do_not():
     from attnsink.experiments.broadcast import broadcast_measures
-    from attnsink.task import GlobalTriggerTask
+    from attnsink.task import GlobalTriggerTask, TriggerTask
 
-    task = GlobalTriggerTask(residual=True)
-    batch = task.sample(64, generator=torch.Generator().manual_seed(0))
-    L = task.seq_len
-    hands = broadcast_measures(_reader(task.d_model, True), task, batch)
-    # BOS's row averages every token, BOS's own (no noise) included: (L - 1) / L of the mean;
-    # every row then reads that from BOS, and nothing else moves it
-    assert hands["bos_gathers"][0] == pytest.approx((L - 1) / L, abs=1e-6)
-    assert hands["reads_bos"][1] > 0.999 and hands["parks_bos"][1] > 0.999
-    assert hands["bos_carries"] == pytest.approx((L - 1) / L, abs=1e-4)
-    assert hands["handed_on"] == pytest.approx((L - 1) / L, abs=1e-3)
-    keeps = broadcast_measures(_reader(task.d_model, False), task, batch)
-    assert keeps["bos_carries"] == pytest.approx((L - 1) / L, abs=1e-4)  # BOS still gathers...
-    assert abs(keeps["handed_on"]) < 1e-6 and keeps["zero_rows_moved"] < 1e-6  # ...and no row reads it
+    for default in ("zero", "mean"):
+        task = GlobalTriggerTask(residual=True, default=default)
+        batch = task.sample(256, generator=torch.Generator().manual_seed(0))
+        L = task.seq_len
+        hands = broadcast_measures(_reader(task.d_model, True), task, batch)
+        # BOS's row averages every token, BOS's own (no noise) included: (L - 1) / L of the mean;
+        # every row then reads that from BOS, one for one
+        assert hands["bos_gathers"][0] == pytest.approx((L - 1) / L, abs=1e-6)
+        assert hands["reads_bos"][1] > 0.999 and hands["parks_bos"][1] > 0.999
+        assert hands["bos_carries"] == pytest.approx((L - 1) / L, abs=1e-4) and hands["bos_fit"] > 0.999
+        assert hands["read_gain"] == pytest.approx(1.0, abs=1e-3) and hands["read_gain_zero"] > 0.99
+        assert hands["handed_on"] == pytest.approx((L - 1) / L, abs=1e-3)
+        assert hands["zero_rows_moved"] == pytest.approx((L - 1) / L, abs=1e-3)
+        keeps = broadcast_measures(_reader(task.d_model, False), task, batch)
+        assert keeps["bos_carries"] == pytest.approx((L - 1) / L, abs=1e-4)  # BOS still gathers...
+        for key in ("read_gain", "read_gain_zero", "handed_on", "zero_rows_moved"):
+            assert abs(keeps[key]) < 1e-6  # ...and no row reads it
+        # a BOS that copies one token has the mean's gain but explains little of it
+        one = broadcast_measures(_reader(task.d_model, True, bos_looks_at_trigger=True), task, batch)
+        assert one["bos_carries"] == pytest.approx(1.0, abs=0.2) and one["bos_fit"] < 0.3
+    with pytest.raises(ValueError, match="GlobalTriggerTask"):
+        broadcast_measures(_reader(16, True), TriggerTask(residual=True), batch)
 
 
 def test_broadcast_experiment_trains_bidirectional_models_on_both_defaults(tmp_path):

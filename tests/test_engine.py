@@ -141,5 +141,19 @@ def test_a_bidirectional_model_sees_the_whole_sequence_and_both_paths_agree():
     options = {"steps": 10, "lr": 1e-3}
     assert "causal" not in RunSpec.from_options(task, options).base_config()
     assert RunSpec.from_options(task, {**options, "causal": False}).base_config()["causal"] is False
-    trained = train_seeds(task, [0], causal=False, steps=3, lr=1e-3, progress=False)[0]
-    assert trained.model.causal is False
+    # the engine trains with the full mask: it follows the plain loop of a bidirectional model
+    from attnsink.task import GlobalTriggerTask
+
+    glob = GlobalTriggerTask(d_model=8, seq_len=8, residual=True)
+    recipe = {"steps": 100, "lr": 1e-3, "batch_size": 16, "stop_linf": None, "progress": False}
+    config = {"d_model": 8, "residual": True, "n_layers": 2, "causal": False}
+    plain = train(AttentionModel.from_config(config, seed=2), glob, seed=2, **recipe)
+    fast = train_seeds(glob, [2], n_layers=2, causal=False, **recipe)[0]
+    assert fast.model.causal is False
+    torch.testing.assert_close(
+        torch.as_tensor(plain.history["loss"]), torch.as_tensor(fast.history["loss"]), rtol=2e-3, atol=1e-5
+    )
+    causal = train_seeds(glob, [2], n_layers=2, **recipe)[0]  # the mask changes what is learned
+    assert abs(causal.history["loss"][-1] - fast.history["loss"][-1]) > 1e-4
+    with pytest.raises(ValueError, match="causal"):
+        RunSpec.from_options(task, {**options, "causal": 1})

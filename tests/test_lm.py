@@ -567,3 +567,26 @@ def lm_task_name(task) -> str:
     from attnsink.lm import task_config
 
     return json.dumps(task_config(task), sort_keys=True)
+
+
+def test_text_scale_experiment_records_what_its_heads_write_and_reuses_the_cache(tmp_path, monkeypatch):
+    from attnsink import profiles
+    from attnsink.experiments import language, text_scale
+
+    monkeypatch.setitem(profiles.TEXT_SCALE, "quick", profiles.Settings(seeds=1, steps=20, lr=3e-3, batch_size=4))
+    monkeypatch.setattr(language, "TEXT_EVERY", 10)
+    result = text_scale("quick", cache_dir=tmp_path / "c")
+    layers, heads = profiles.TEXT_MODEL["n_layers"], profiles.TEXT_MODEL["n_heads"]
+    assert len(result.runs) == len(profiles.SCALE_CHARS)
+    for r in result.runs:
+        assert np.asarray(r["first_mean"]).shape == (layers, heads)
+        assert np.asarray(r["ablate_zero"]).shape == (layers, heads) and len(r["heads"]) == layers * heads
+        assert "sink" in r and r["history"]["step"][-1] == 20
+
+    def refuse(*args, **kwargs):
+        raise AssertionError("computed again")
+
+    monkeypatch.setattr("attnsink.lm.training.train_lm", refuse)
+    monkeypatch.setattr("attnsink.lm.ablate_heads", refuse)  # the analysis is kept too
+    again = text_scale("quick", cache_dir=tmp_path / "c")
+    assert as_written(again.runs) == as_written(result.runs)

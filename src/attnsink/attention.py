@@ -1,7 +1,8 @@
 """Score -> weight rules of an attention head, selected by name. Used in every chapter.
 
 Every rule maps raw scores ``q . k`` (no 1/sqrt(d) scale, as in the paper), shape
-(..., heads, query, key), and a causal (query, key) mask to attention weights of the same
+(..., heads, query, key), and a (query, key) mask (causal, or all True for a model without
+the causal mask) to attention weights of the same
 shape; masked keys get weight exactly 0. Each rule is defined once, as a :class:`Rule`
 record: its weight function, the learned per-head logit it takes, if any (``sink`` for
 ``sink_logit``: its name, shape and initial value), and whether the head's output is gated
@@ -50,8 +51,9 @@ def visibility(seq_len: int, device: torch.device, causal: bool = True) -> torch
 
 
 BIDIRECTIONAL_RULES = ("softmax", "softmax1", "sink_logit")
-"""The rules a model without the causal mask may use: their weights do not depend on the
-query's position (ReLU's 1/i and sigmoid's -log(i + 1) count the keys a causal query sees)."""
+"""The rules a model without the causal mask may use, kept to the softmax family the book
+trains that way. ReLU's 1/i and sigmoid's -log(i + 1) count the keys a causal query sees and
+are refused; ``gated`` and ``clipped_softmax`` would be well defined too, but are untested."""
 
 
 @lru_cache(maxsize=32)

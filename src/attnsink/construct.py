@@ -144,6 +144,7 @@ def with_attention(model: AttentionModel, attention: str) -> AttentionModel:
         cfg["residual"],
         mlp=cfg["mlp"],
         layer_norm=cfg["layer_norm"],
+        causal=cfg["causal"],
     )
     copy.load_state_dict(model.state_dict(), strict=False)
     return copy

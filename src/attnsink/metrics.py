@@ -230,8 +230,9 @@ def zero_every_head(model: AttentionModel, batch: Batch, rows: torch.Tensor | No
 def heads_add_up(model: AttentionModel, batch: Batch, rows: torch.Tensor | None = None) -> float:
     """At the queries ``rows`` (default ``batch.is_nontrigger``): the mean norm of what every
     head of every layer writes there, added up, over the largest mean norm of what one head
-    writes there. Near 0 when the heads' writes cancel; 1 for a single head. In a residual
-    model with neither MLP nor LayerNorm the sum is the model's output less its input."""
+    writes there. Near 0 when the heads' writes cancel; 1 for a single head that writes
+    something there; NaN when no head writes anything there, or ``rows`` is empty. In a
+    residual model with neither MLP nor LayerNorm the sum is the model's output less its input."""
     rows = batch.is_nontrigger if rows is None else rows
     if rows.dtype != torch.bool or rows.shape != batch.is_trigger.shape:
         raise ValueError(
@@ -247,6 +248,8 @@ def heads_add_up(model: AttentionModel, batch: Batch, rows: torch.Tensor | None 
     heads = torch.cat(outs, dim=1)  # (batch, layers * heads, query, d)
     single = heads.norm(dim=-1).transpose(0, 1)[:, rows].mean(dim=-1)  # (layers * heads,)
     added = heads.sum(dim=1).norm(dim=-1)[rows].mean()
+    if not rows.any() or single.max() == 0:
+        return float("nan")
     return float(added / single.max())
 
 
@@ -494,6 +497,8 @@ def head_bound_terms(
         raise ValueError("head_bound_terms needs a task with BOS (task.bos=True): it measures the weight off BOS")
     if model.attention != "softmax":
         raise ValueError(f"head_bound_terms is for softmax models, got attention={model.attention!r}")
+    if not model.causal:
+        raise ValueError("head_bound_terms is for causal models (BOS's row sees only BOS), got causal=False")
     ev = evaluate(model, task, n=n, seed=seed)
     L = task.seq_len
     keys = torch.ones(L, L, dtype=torch.bool).tril()

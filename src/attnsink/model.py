@@ -170,7 +170,7 @@ class AttentionModel(nn.Module):
             v = torch.einsum("bld,hde->bhle", a_in, self.W_V[layer])
             scores = q @ k.transpose(-1, -2)  # (batch, heads, query, key), no 1 / sqrt(d)
             logit = getattr(self, rule.logit)[layer] if rule.logit else None
-            # zero where key > query; a gated head's weights times sigmoid(x_i . w_h), per query and head
+            # zero where the mask hides the key; a gated head's weights times sigmoid(x_i . w_h), per query and head
             gate = torch.einsum("bld,hd->bhl", a_in, self.W_G[layer]) if rule.gated else None
             weights = rule.weights(scores, mask, logit, gate)
             heads_out = (weights @ v) @ self.W_O[layer]  # (batch, heads, query, d)

@@ -36,6 +36,10 @@ class Arch:
     layer_norm: bool = False
     causal: bool = True  # False: every query sees the whole sequence (attention.BIDIRECTIONAL_RULES only)
 
+    def __post_init__(self):
+        if not isinstance(self.causal, bool):
+            raise ValueError(f"causal must be True or False, got {self.causal!r}")
+
 
 KEY_OMITTED_DEFAULTS = {"causal": True}
 """Options added after the store held entries: at these defaults they are left out of an

@@ -27,7 +27,7 @@ from .experiments import EXPERIMENTS
 from .experiments.base import _BODIES, planned_configs
 
 COMMIT_ENV = "ATTNSINK_COMMIT"  # the commit, where the code runs outside its git checkout (a copied tree)
-SUMMARY_FIELDS = ("attention", "n_layers", "n_heads", "mlp", "layer_norm", "lr", "steps", "seed")
+SUMMARY_FIELDS = ("attention", "n_layers", "n_heads", "mlp", "layer_norm", "causal", "lr", "steps", "seed")
 
 
 def manifest_path(store_dir: str | Path, name: str, profile: str) -> Path:
@@ -60,7 +60,7 @@ def _summary(config: dict) -> dict:
     out = {k: config[k] for k in SUMMARY_FIELDS if k in config}
     out["steps_cap"] = out.pop("steps", None)
     task = config.get("task") or {}
-    for k in ("seq_len", "d_model", "bos", "residual"):
+    for k in ("seq_len", "d_model", "bos", "residual", "default"):
         if k in task:
             out[k] = task[k]
     return out

@@ -22,75 +22,97 @@ def _figure(result: ExperimentResult):
     return plots.attention_maps(result.figure_attn, 7)
 
 
-def stream_after(model, x: torch.Tensor, layer: int) -> torch.Tensor:
-    """The residual stream after the attention of ``layer`` (batch, seq_len, d_model), for a
-    residual model with neither MLP nor LayerNorm: the input plus every layer's output so far."""
-    if not model.residual or model.mlp or model.layer_norm:
-        raise ValueError(f"model must be residual with neither MLP nor LayerNorm, got {model.config}")
-    outs = []
+def _slope(change: torch.Tensor, step: torch.Tensor) -> float:
+    """The pooled least-squares gain of ``change`` on ``step`` (both (n, d)):
+    sum <change, step> / sum |step|^2 (1: ``change`` follows ``step`` one for one)."""
+    return float((change * step).sum() / step.pow(2).sum())
 
-    def grab(at, heads_out):
-        outs.append(heads_out.sum(dim=1))
-        return heads_out
 
-    model(x, edit=grab)
-    return x + sum(outs[: layer + 1])
+def _fit(change: torch.Tensor, step: torch.Tensor) -> float:
+    """How much of ``change`` (n, d) the best multiple of ``step`` explains, 1 - |residual|^2 /
+    |change|^2 (the R^2 of :func:`_slope`'s fit; NaN when ``change`` is zero)."""
+    total = change.pow(2).sum()
+    if total == 0:
+        return float("nan")
+    resid = change - _slope(change, step) * step
+    return float(1 - resid.pow(2).sum() / total)
 
 
 @torch.no_grad()
 def broadcast_measures(model, task: GlobalTriggerTask, batch: Batch) -> dict:
-    """Does BOS gather the global mean :math:`m` and hand it on? On ``batch``, per layer:
+    """Does BOS gather the global mean :math:`m` and hand it on? On ``batch``, with the rows
+    that ask :math:`m` (the trigger for ``default="zero"``, every content row but the trigger
+    for ``"mean"``) and those that ask zero (BOS's own row left out), per layer:
 
-    * ``bos_gathers``: the weight BOS's own row puts on the other tokens (0: BOS only looks at
-      itself, as in a causal model);
-    * ``reads_bos``: the mean weight on BOS at the rows that ask :math:`m` (the trigger for
-      ``default="zero"``, every content row but the trigger for ``"mean"``), and
-      ``parks_bos`` at the rows that ask zero (BOS's own row left out);
+    * ``bos_gathers``: the weight BOS's own row puts on the other tokens;
+    * ``reads_bos`` and ``parks_bos``: the mean weight on BOS at the rows that ask :math:`m`
+      and at those that ask zero;
+    * ``writes_m``: the gain of the layer's output at the rows that ask :math:`m` on
+      :math:`m` (centred over the batch; 1 when the layer writes all of :math:`m` there);
 
-    and over the model:
+    and over the model, each a gain in :math:`m`'s own coordinates:
 
-    * ``bos_carries``: how much BOS's first-layer output differs between two sequences, over
-      how much their means differ (mean |o_0 - o_0'| / mean |m - m'|, each sequence against
-      the one before it in ``batch``; about 1 at a row that averages, 0 for a BOS that
-      gathers nothing);
-    * ``handed_on``: give each sequence BOS's first-layer output of the one before it, and
-      measure how much of the step from this sequence's :math:`m` to that one's the rows
-      that ask :math:`m` take: the mean of <change in output, m' - m> / |m' - m|^2 (1: they
-      read the mean from BOS; 0: they gather it themselves); ``zero_rows_moved``: how far the
-      rows that ask zero move then, mean |change| / mean |m' - m| (0: nothing reaches them);
+    * ``bos_carries``, ``bos_fit``: the gain of BOS's first-layer output on :math:`m`, and
+      the share of that output's variation it explains (a BOS that copies one token has
+      gain about 1 and a small share);
+    * ``read_gain``, ``read_gain_zero``: add :math:`m' - m` (:math:`m'` the mean of the
+      sequence before it in ``batch``) to BOS's first-layer output and measure the gain of the
+      output at the rows that ask :math:`m` on it, and how far the rows that ask zero move
+      (mean |change| / mean |m' - m|): what the second layer would take from a BOS that
+      carried :math:`m` as the tokens do;
+    * ``handed_on``, ``zero_rows_moved``: the same two with BOS's own first-layer output
+      swapped for that sequence's (what the model does take from what BOS carries);
     * ``ablate_zero``, ``ablate_mean``: :func:`~attnsink.metrics.ablate_trigger_heads` at the
-      rows that ask zero, what each head writes there (layers, heads).
+      rows that ask zero, (layers, heads); ``mse``.
     """
+    if not isinstance(task, GlobalTriggerTask) or not task.bos or not task.residual:
+        raise ValueError(f"task must be a GlobalTriggerTask with BOS and residual=True, got {task!r}")
     x = batch.x
-    y_hat, attn = model(x)
+    layers = []
+
+    def keep(at, heads_out):
+        layers.append(heads_out.sum(dim=1))  # (batch, seq, d): the layer's output
+        return heads_out
+
+    y_hat, attn = model(x, edit=keep)
     m = task.global_mean(x)  # (batch, d)
+    centred = m - m.mean(dim=0)
     asks_mean = batch.is_trigger if task.default == "zero" else batch.is_nontrigger
-    asks_zero = batch.is_nontrigger if task.default == "zero" else batch.is_trigger
+    asks_zero = (batch.is_nontrigger if task.default == "zero" else batch.is_trigger) & (
+        torch.arange(x.shape[1]) > 0
+    )
+    at_mean = centred[:, None, :].expand_as(x)[asks_mean]  # each row's own sequence's m, centred
+    bos = layers[0][:, 0] - layers[0][:, 0].mean(dim=0)
     out = {
         "bos_gathers": [float(1 - a[:, :, 0, 0].mean()) for a in attn],
         "reads_bos": [float(a[..., 0].mean(dim=1)[asks_mean].mean()) for a in attn],
         "parks_bos": [float(a[..., 0].mean(dim=1)[asks_zero].mean()) for a in attn],
+        "writes_m": [_slope(o[asks_mean] - o[asks_mean].mean(dim=0), at_mean) for o in layers],
+        "bos_carries": _slope(bos, centred),
+        "bos_fit": _fit(bos, centred),
     }
-    donor = torch.roll(torch.arange(len(x)), 1)  # sequence b gets BOS's first-layer output of b - 1
-    first = {}
+    donor = torch.roll(torch.arange(len(x)), 1)  # sequence b is paired with b - 1
+    step = m[donor] - m  # (batch, d)
 
-    def move(at, heads_out):
-        if at != 0:
+    def run_with(new_bos):
+        def edit(at, heads_out):
+            if at != 0:
+                return heads_out
+            heads_out = heads_out.clone()
+            heads_out[:, :, 0] = 0.0
+            heads_out[:, 0, 0] = new_bos  # BOS's first-layer output, all in head 0
             return heads_out
-        first["bos"] = heads_out[:, :, 0].sum(dim=1)  # (batch, d): BOS's first-layer output
-        heads_out = heads_out.clone()
-        heads_out[:, :, 0] = heads_out[donor, :, 0]
-        return heads_out
 
-    moved, _ = model(x, edit=move)
-    gap = (m[donor] - m).norm(dim=-1).mean()
-    out["bos_carries"] = float((first["bos"][donor] - first["bos"]).norm(dim=-1).mean() / gap)
-    step = (m[donor] - m)[:, None, :].expand_as(x)  # (batch, seq, d)
-    took = ((moved - y_hat) * step).sum(-1)[asks_mean].sum() / step.pow(2).sum(-1)[asks_mean].sum()
-    zero_rows = asks_zero & (torch.arange(x.shape[1]) > 0)  # BOS's own row left out
-    out["zero_rows_moved"] = float((moved - y_hat).norm(dim=-1)[zero_rows].mean() / gap)
-    out["handed_on"] = float(took)
-    ablation = ablate_trigger_heads(model, batch, rows=zero_rows)
+        return model(x, edit=edit)[0] - y_hat
+
+    gap = step.norm(dim=-1).mean()
+    steps = step[:, None, :].expand_as(x)
+    for name, new_bos in (("read_gain", layers[0][:, 0] + step), ("handed_on", layers[0][donor, 0])):
+        change = run_with(new_bos)
+        moved = change.norm(dim=-1)[asks_zero].mean() / gap
+        out[name] = _slope(change[asks_mean], steps[asks_mean])
+        out["read_gain_zero" if name == "read_gain" else "zero_rows_moved"] = float(moved)
+    ablation = ablate_trigger_heads(model, batch, rows=asks_zero)
     out["ablate_zero"], out["ablate_mean"] = ablation["zero"].tolist(), ablation["mean"].tolist()
     out["mse"] = ablation["mse"]
     return out

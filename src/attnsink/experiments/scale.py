@@ -6,9 +6,10 @@ size spread over it (:class:`attnsink.lm.PythonSample`; :func:`text_scale`). Use
 from __future__ import annotations
 
 from .. import lm
+from ..cache import memoized
 from ..profiles import SCALE_CHARS, SCALE_TASK, SCALE_WARMUP, SCALE_WEIGHT_DECAY, TEXT_MODEL, TEXT_SCALE
 from .base import Context, ExperimentResult, experiment
-from .language import TEXT_EVERY, train_gpts
+from .language import N_ANALYSIS, TEXT_EVERY, text_heads, train_gpts
 
 
 def _figure(result: ExperimentResult):
@@ -28,7 +29,9 @@ def text_scale(ctx: Context) -> ExperimentResult:
 
     One record per (amount, seed): ``train_chars`` (the characters the training windows come
     from), the final validation loss and Sink_1^eps, each head's mean weight on the first
-    token (``first_mean``), and the ``history`` of these every :data:`~attnsink.language.TEXT_EVERY`
+    token (``first_mean``), the rest of :func:`~attnsink.experiments.language.text_heads`'
+    per-head record (what each head writes at its sink rows, by ablation, and which heads
+    are trigger-conditional), and the ``history`` of these every :data:`~attnsink.language.TEXT_EVERY`
     steps with the tokens seen so far (``tokens``: steps x batch x predicted positions) and the
     passes over the text they make (``epochs``). ``results`` maps the amount to the models.
     """
@@ -49,6 +52,7 @@ def text_scale(ctx: Context) -> ExperimentResult:
     wanted = [(tasks[chars], "softmax", seed, recipe) for chars in SCALE_CHARS for seed in range(s.seeds)]
     trained = iter(train_gpts(ctx, wanted, TEXT_MODEL))
     per_step = s.batch_size * (SCALE_TASK["seq_len"] - 1)  # BOS is never a target
+    analysis = memoized(text_heads, cache_dir=ctx.cache_dir)  # the ablations take a while: kept
     runs, results = [], {}
     for chars in SCALE_CHARS:
         task = tasks[chars]
@@ -58,6 +62,7 @@ def text_scale(ctx: Context) -> ExperimentResult:
             model, history = next(trained)
             results[chars].append(model)
             tokens = history["step"] * per_step
+            heads = analysis(model, lm.val_batch(task, N_ANALYSIS))  # the windows the history measured
             runs.append(
                 {
                     "attention": "softmax",
@@ -66,6 +71,7 @@ def text_scale(ctx: Context) -> ExperimentResult:
                     "val_loss": float(history["val_loss"][-1]),
                     "sink": float(history["sink"][-1]),
                     "first_mean": history["first_mean"][-1].tolist(),
+                    **{k: v for k, v in heads.items() if k not in ("sink", "first_mean")},
                     "history": {
                         "step": history["step"].tolist(),
                         "tokens": tokens.tolist(),
