@@ -118,7 +118,7 @@ class GridSpec:
         out = []
         for p in self.points:
             task = TriggerTask(d_model=p["d_model"], seq_len=p["seq_len"], residual=p["residual"], bos=p["bos"])
-            arch = Arch(**{k: p[k] for k in ARCH_FIELDS})
+            arch = Arch(**{k: p[k] for k in ARCH_FIELDS if k in p})  # a grid trains causal models
             recipe = Recipe(steps=self.steps, lr=p["lr"], batch_size=p["batch_size"], stop_linf=self.stop_linf)
             out.append(Job(RunSpec(task, arch, recipe), tuple(range(self.seeds if seeds is None else seeds))))
         return out
