@@ -78,9 +78,7 @@ def broadcast_measures(model, task: GlobalTriggerTask, batch: Batch) -> dict:
     m = task.global_mean(x)  # (batch, d)
     centred = m - m.mean(dim=0)
     asks_mean = batch.is_trigger if task.default == "zero" else batch.is_nontrigger
-    asks_zero = (batch.is_nontrigger if task.default == "zero" else batch.is_trigger) & (
-        torch.arange(x.shape[1]) > 0
-    )
+    asks_zero = (batch.is_nontrigger if task.default == "zero" else batch.is_trigger) & (torch.arange(x.shape[1]) > 0)
     at_mean = centred[:, None, :].expand_as(x)[asks_mean]  # each row's own sequence's m, centred
     bos = layers[0][:, 0] - layers[0][:, 0].mean(dim=0)
     out = {
