@@ -28,7 +28,7 @@ experiment                what it trains                      chapters
                           constant target off the trigger
 :func:`broadcast`         2-layer softmax models without the  9
                           causal mask, on the trigger task
-                          that asks the whole sequence's mean
+                          asking the whole sequence's mean
 ========================  ==================================  =========
 """
 

@@ -58,7 +58,7 @@ def broadcast_measures(model, task: GlobalTriggerTask, batch: Batch) -> dict:
     * ``read_gain``, ``read_gain_zero``: add :math:`m' - m` (:math:`m'` the mean of the
       sequence before it in ``batch``) to BOS's first-layer output and measure the gain of the
       output at the rows that ask :math:`m` on it, and how far the rows that ask zero move
-      (mean |change| / mean |m' - m|): what the second layer would take from a BOS that
+      (the mean norm of their change over that of :math:`m' - m`): what the second layer would take from a BOS that
       carried :math:`m` as the tokens do;
     * ``handed_on``, ``zero_rows_moved``: the same two with BOS's own first-layer output
       swapped for that sequence's (what the model does take from what BOS carries);
