@@ -141,6 +141,22 @@ def bos_value_ratio(values: torch.Tensor, batch: Batch) -> torch.Tensor:
     return bos / masked_mean(norms, content)
 
 
+def replace_head_rows(layer: int, head: int, rows: torch.Tensor, value: torch.Tensor):
+    """A forward pass's ``edit`` hook that puts ``value`` in place of head ``head``'s output
+    of layer ``layer`` at the queries ``rows`` (bool, (batch, seq_len)); for the ablations of
+    both models (:func:`ablate_trigger_heads`, :func:`attnsink.lm.ablate_heads`), whose hooks
+    take the layer and the per-head outputs first."""
+
+    def edit(at, out, *rest):
+        if at != layer:
+            return out
+        out = out.clone()
+        out[:, head][rows] = value
+        return out
+
+    return edit
+
+
 @torch.no_grad()
 def ablate_trigger_heads(
     model: AttentionModel, batch: Batch, rows: torch.Tensor | None = None, kinds: tuple[str, ...] = ("zero", "mean")
@@ -184,15 +200,7 @@ def ablate_trigger_heads(
                 clean = outputs[layer][:, head][rows]  # (n rows, d)
                 new = {"zero": torch.zeros_like(clean), "mean": clean.mean(dim=0).expand_as(clean)}
                 for kind in kinds:
-
-                    def edit(at, out, layer=layer, head=head, value=new[kind]):
-                        if at != layer:
-                            return out
-                        out = out.clone()
-                        out[:, head][rows] = value
-                        return out
-
-                    res[kind][layer, head] = mse(edit) - base
+                    res[kind][layer, head] = mse(replace_head_rows(layer, head, rows, new[kind])) - base
     finally:
         model.train(was)
     return res

@@ -13,7 +13,7 @@ import torch.nn.functional as F
 from torch import nn
 
 from .._checks import check_int
-from ..metrics import SINK_EPS, first_mean, sink_rate
+from ..metrics import SINK_EPS, first_mean, replace_head_rows, sink_rate
 from .data import BigramBackcopy
 from .model import GPT
 
@@ -148,16 +148,7 @@ def ablate_heads(
                 pick = torch.randint(0, len(pool), (len(clean),), generator=torch.Generator().manual_seed(0))
                 new["transplant"] = pool[pick.to(pool.device)]
             for kind in kinds:
-                value = new[kind]
-
-                def replace(at, o, w, v, value=value, layer=layer, head=head, r=r):
-                    if at != layer:
-                        return o
-                    o = o.clone()
-                    o[:, head][r] = value
-                    return o
-
-                out[kind][layer, head] = loss(replace) - base
+                out[kind][layer, head] = loss(replace_head_rows(layer, head, r, new[kind])) - base
     return out
 
 
