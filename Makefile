@@ -15,7 +15,7 @@ STAMP := $(VENV)/.installed
 REMOTE ?= origin
 HTML ?= _build/html
 
-.PHONY: book test env clean publish full-cache status
+.PHONY: book test env clean publish full-cache store-analyses status
 
 env: $(STAMP)
 
@@ -48,6 +48,14 @@ full-cache: $(STAMP)
 		echo "== $$name (full profile)"; \
 		$(BIN)/python -m attnsink reproduce $$name --profile full --store --progress --out results/full/$$name.json || exit 1; \
 	done
+
+# The chapters' slow analyses of the stored models (ablations, certified distances), stored
+# beside them for the current code: every chapter is executed under full from an empty cache
+# (no training: the models come from the store), then what it memoized is kept in store/analyses/.
+store-analyses: $(STAMP)
+	@d=$$(mktemp -d) && \
+	ATTNSINK_PROFILE=full ATTNSINK_CACHE_DIR=$$d $(BIN)/python benchmarks/time_chapters.py && \
+	$(BIN)/python -m attnsink store-analyses --cache-dir $$d && rm -rf $$d
 
 status: $(STAMP)
 	$(BIN)/python -m attnsink status

@@ -42,7 +42,7 @@ def store_section(store_dir: Path | None = None) -> str:
     """The full profile's training, per experiment: models stored of those needed, where and how
     long they trained (from the manifests), and the store's size."""
     from attnsink.cache import default_store_dir
-    from attnsink.stored import read_manifest, status
+    from attnsink.stored import analyses_status, read_manifest, status
 
     store_dir = store_dir or default_store_dir()
     table = status("full", store_dir=store_dir)
@@ -69,6 +69,13 @@ def store_section(store_dir: Path | None = None) -> str:
             )
     total = table.sum(numeric_only=True)
     lines += ["", f"In all: {int(total.stored)} of {int(total.models)} models, {total.MB:.1f} MB."]
+    a = analyses_status(store_dir)
+    lines += [
+        "",
+        f"Beside them, {a['current']} memoized analyses of those models for the current code, "
+        f"{a['MB']:.1f} MB (`make store-analyses`)"
+        + (f"; {a['set_aside']} stored by earlier code are set aside." if a["set_aside"] else "."),
+    ]
     return "\n".join(lines)
 
 

@@ -182,3 +182,59 @@ def test_a_sample_of_stored_models_is_retrained_from_scratch(name, rule, seed):
         assert abs(a[key] - b[key]) <= 0.01, (key, a[key], b[key])
     for key in ("rel_err_trigger", "rel_err_nontrigger"):
         assert abs(a[key] - b[key]) <= 0.1 * abs(a[key]) + 1e-9, (key, a[key], b[key])
+
+
+def test_analysis_code_follows_the_modules_that_compute(tmp_path):
+    """An edit to a module that computes changes the code hash; one to a figure, a sentence
+    or the command line does not."""
+    root = tmp_path / "pkg"
+    (root / "plots").mkdir(parents=True)
+    for name, text in (("metrics.py", "X = 1\n"), ("prose.py", "S = 'a'\n"), ("plots/maps.py", "P = 1\n")):
+        (root / name).write_text(text)
+    code = cache.analysis_code(root)
+    (root / "prose.py").write_text("S = 'b'\n")
+    (root / "plots" / "maps.py").write_text("P = 2\n")
+    assert cache.analysis_code(root) == code
+    (root / "metrics.py").write_text("X = 2\n")
+    assert cache.analysis_code(root) != code
+    assert cache.analysis_code() == cache.analysis_code()  # this package's, computed once
+
+
+def _norm_of_w_q(model, scale=1.0):
+    _CALLS.append(1)
+    return {"value": model.W_Q.detach().norm() * scale}
+
+
+_CALLS = []
+
+
+def test_stored_analyses_are_read_and_set_aside_by_an_edit(tmp_path, monkeypatch, capsys):
+    from attnsink import AttentionModel
+
+    fresh, store_dir = tmp_path / "fresh", tmp_path / "store"
+    fresh.mkdir()
+    store_dir.mkdir()
+    model = AttentionModel(8, seed=0)
+    _CALLS.clear()
+    first = cache.memoized(_norm_of_w_q, cache_dir=fresh)(model, scale=2.0)
+    cache.store(fresh, {"kind": "memoized", "function": f"{__name__}._norm_of_w_q", "function_source": "old"}, {})
+    cache.store(fresh, {"kind": "train_seeds", "seed": 0}, {})  # a model, not an analysis
+    assert main(["store-analyses", "--cache-dir", str(fresh), "--store-dir", str(store_dir)]) == 0
+    a = stored.analyses_status(store_dir)
+    assert a["current"] == 1 and a["set_aside"] == 0  # the analysis of the current code, only
+    assert not (store_dir / "entries").exists()
+    monkeypatch.setenv("ATTNSINK_STORE", str(store_dir))
+    again = cache.memoized(_norm_of_w_q, cache_dir=tmp_path / "empty")(model, scale=2.0)
+    assert torch.equal(again["value"], first["value"]) and len(_CALLS) == 1  # read from the store
+    assert main(["status", "--store-dir", str(store_dir)]) == 0
+    assert "1 analyses stored for the current code" in capsys.readouterr().out
+    monkeypatch.setattr(cache, "_ANALYSIS_CODE", ["edited"])  # as after an edit to a module that computes
+    a = stored.analyses_status(store_dir)
+    assert a["current"] == 0 and a["set_aside"] == 1
+    cache.memoized(_norm_of_w_q, cache_dir=tmp_path / "empty2")(model, scale=2.0)
+    assert len(_CALLS) == 2  # computed again
+    assert main(["status", "--store-dir", str(store_dir)]) == 0
+    assert "1 stored by earlier code are set aside" in capsys.readouterr().out
+    with pytest.raises(SystemExit) as stop:
+        main(["store-analyses", "--cache-dir", str(tmp_path / "nowhere")])
+    assert stop.value.code == 2 and "not a folder" in capsys.readouterr().err

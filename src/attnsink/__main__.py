@@ -1,11 +1,14 @@
 """Command line: ``python -m attnsink reproduce NAME [--profile quick|full] [--seeds N] [--out FILE] [--store]``,
 ``python -m attnsink grid SPEC.yaml [--backend local|ray] [--address ADDR] [--out DIR]`` and
-``python -m attnsink status [--profile full|quick] [--check]``.
+``python -m attnsink status [--profile full|quick] [--check]``,
+``python -m attnsink store NAME...`` and ``python -m attnsink store-analyses --cache-dir DIR``.
 
 ``reproduce`` runs a named experiment, prints a summary table, writes the metrics as JSON
 to ``--out`` and the experiment's figure as a PNG beside it (with ``--store``, it also puts the
 trained models in the repository's store, :mod:`attnsink.stored`); ``status`` says per
-experiment how many of its models are stored, missing and stale; ``grid`` trains every point of
+experiment how many of its models are stored, missing and stale, and whether the stored
+analyses are the current code's; ``store-analyses`` keeps the memoized analyses that a
+full-profile build of the book left in a fresh cache; ``grid`` trains every point of
 a spec file (:mod:`attnsink.experiments.grid`) and writes ``runs.json``, ``runs.csv`` and
 ``summary.png`` into ``--out``. Every argument, the environment's
 ``ATTNSINK_PROFILE`` and the output folder are checked before anything trains: a bad one
@@ -153,6 +156,14 @@ def _parser() -> argparse.ArgumentParser:
     sto.add_argument("--wall-s", type=float, default=None, help="the wall time of the run that trained them")
     sto.add_argument("--device", default=None, help="the device they were trained on (default: cuda when available)")
     parser.store = sto
+
+    sta = sub.add_parser(
+        "store-analyses",
+        help="put the memoized analyses of the current code that a fresh results cache holds into the store",
+    )
+    sta.add_argument("--cache-dir", type=Path, required=True, help="the cache a full-profile book build just filled")
+    sta.add_argument("--store-dir", type=Path, default=None, help="default: $ATTNSINK_STORE, else store/")
+    parser.store_analyses = sta
 
     grid = sub.add_parser("grid", help="train every point of a sweep spec (YAML), here or on a Ray cluster")
     grid.add_argument("spec", type=Path, help="the spec file, e.g. examples/sweep.yaml")
@@ -303,6 +314,19 @@ def _status(parser: argparse.ArgumentParser, args) -> int:
         f"{int(total.stored)} of {int(total.models)} models stored ({table.MB.sum():.1f} MB), "
         f"{int(total.missing)} missing, {int(total.stale)} stale"
     )
+    if args.profile == "full":
+        from .stored import analyses_status
+
+        a = analyses_status(args.store_dir)
+        print(
+            f"{a['current']} analyses stored for the current code ({a['MB']:.1f} MB)"
+            + (
+                f"; {a['set_aside']} stored by earlier code are set aside (the full book recomputes what it "
+                "needs, in minutes; `make store-analyses` stores them again)"
+                if a["set_aside"]
+                else ""
+            )
+        )
     bad = table[(table.missing > 0) | (table.stale > 0)]
     if args.check and len(bad):
         names = " ".join(bad.experiment)
@@ -330,6 +354,19 @@ def _store(parser: argparse.ArgumentParser, args) -> int:
     return 0
 
 
+def _store_analyses(parser: argparse.ArgumentParser, args) -> int:
+    cmd = parser.store_analyses
+    for name in ("cache_dir", "store_dir"):
+        folder = getattr(args, name)
+        if folder is not None and not folder.is_dir():
+            cmd.error(f"argument --{name.replace('_', '-')}: {str(folder)!r} is not a folder")
+    from .stored import save_analyses
+
+    a = save_analyses(args.cache_dir, args.store_dir)
+    print(f"{a['current']} analyses in the store for the current code ({a['MB']:.1f} MB)", file=sys.stderr)
+    return 0
+
+
 def _cuda() -> bool:
     import torch
 
@@ -345,6 +382,8 @@ def main(argv: list[str] | None = None) -> int:
         return _status(parser, args)
     if args.command == "store":
         return _store(parser, args)
+    if args.command == "store-analyses":
+        return _store_analyses(parser, args)
     rep = parser.reproduce
 
     # everything is checked before anything trains

@@ -14,6 +14,12 @@ Writes are atomic (a temporary file, then a rename); every read checks a checksu
 stored config, and a truncated or corrupted entry is reported with a warning, recomputed
 and rewritten. :func:`load` looks in the store (:func:`default_store_dir`) first, then in
 the local cache (:func:`default_cache_dir`).
+
+The store also keeps the results of :func:`memoized` analyses of its models (the ablations
+and certified distances that take minutes under ``full``), in ``analyses/CODE/``, where CODE
+is :func:`analysis_code`, a hash of every library module that could change them: an edit to
+any of those sets them all aside (``status`` says so), and a chapter recomputes what it needs
+until ``make store-analyses`` stores them again.
 """
 
 from __future__ import annotations
@@ -145,8 +151,48 @@ def default_store_dir() -> Path | None:
     return folder if folder.is_dir() else None
 
 
+ANALYSIS_EXEMPT = ("plots", "prose.py", "book.py", "__main__.py", "stored.py", "cluster.py", "parallel.py")
+"""The library's modules and packages that cannot change what a memoized analysis returns (the
+figures, the sentences, the command line, the store's bookkeeping, where work runs): edits to
+them keep the stored analyses; an edit to any other module sets them aside."""
+
+
+def analysis_code(root: str | Path | None = None) -> str:
+    """A hash of the source of every module of the library (``root``: default, this package)
+    but :data:`ANALYSIS_EXEMPT`: the folder of ``store/analyses/`` that the current code reads."""
+    root = Path(root) if root is not None else Path(__file__).resolve().parent
+    if root == Path(__file__).resolve().parent and _ANALYSIS_CODE:
+        return _ANALYSIS_CODE[0]
+    h = hashlib.sha256()
+    for path in sorted(root.rglob("*.py")):
+        rel = path.relative_to(root)
+        if rel.parts[0] in ANALYSIS_EXEMPT:
+            continue
+        h.update(rel.as_posix().encode() + b"\0" + path.read_bytes() + b"\0")
+    code = h.hexdigest()[:16]
+    if root == Path(__file__).resolve().parent:
+        _ANALYSIS_CODE.append(code)
+    return code
+
+
+_ANALYSIS_CODE: list[str] = []  # this process's analysis_code(), computed once
+
+
 def store_entry_path(store_dir: str | Path, config: dict) -> Path:
+    """Where the store keeps ``config``'s entry: ``entries/KEY.pt`` for a trained model,
+    ``analyses/CODE/KEY.pt`` for a :func:`memoized` analysis (CODE: :func:`analysis_code`)."""
+    if config.get("kind") == "memoized":
+        return Path(store_dir) / "analyses" / analysis_code() / f"{cache_key(config)}.pt"
     return Path(store_dir) / "entries" / f"{cache_key(config)}.pt"
+
+
+def read_config(path: str | Path) -> dict:
+    """The config an entry file was written for (checked as :func:`load` checks it)."""
+    data = Path(path).read_bytes()
+    body = data[len(MAGIC) + _DIGEST :]
+    if not data.startswith(MAGIC) or hashlib.sha256(body).digest() != data[len(MAGIC) : len(MAGIC) + _DIGEST]:
+        raise ValueError(f"{path} is not a whole cache file of this format")
+    return json.loads(torch.load(io.BytesIO(body), weights_only=True)["config"])
 
 
 def _read(path: Path, config: dict) -> dict | None:

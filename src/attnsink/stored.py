@@ -5,7 +5,9 @@ published book, CI and Colab read them instead of training for hours.
 thinned to about two thousand points); ``store/manifests/NAME-PROFILE.json`` lists what the
 experiment ``NAME`` needs under ``PROFILE``: per model its key, settings, steps taken and
 whether it met the stopping rule, where it was trained, and per run that added models the
-commit, machine, device and wall time. :func:`save` writes them after ``python -m attnsink
+commit, machine, device and wall time. ``store/analyses/CODE/`` keeps the chapters' memoized
+analyses of those models for the library's current code (:func:`save_analyses`,
+:func:`analyses_status`). :func:`save` writes them after ``python -m attnsink
 reproduce NAME --store`` has trained; :func:`status` compares the store with what each
 experiment asks for now (stored, missing, stale). Where the store is:
 :func:`attnsink.cache.default_store_dir`.
@@ -22,7 +24,17 @@ from pathlib import Path
 
 import pandas as pd
 
-from .cache import TRAINING_VERSIONS, cache_key, default_store_dir, load_entry, put_in_store, store_entry_path
+from .cache import (
+    TRAINING_VERSIONS,
+    analysis_code,
+    cache_key,
+    default_store_dir,
+    load_entry,
+    put_in_store,
+    read_config,
+    store_entry_path,
+    write_atomic,
+)
 from .experiments import EXPERIMENTS
 from .experiments.base import _BODIES, planned_configs
 
@@ -123,6 +135,68 @@ def prune(store_dir: str | Path) -> list[Path]:
     for p in gone:
         p.unlink()
     return gone
+
+
+def save_analyses(cache_dir: str | Path, store_dir=None) -> dict:
+    """Copy every memoized analysis in ``cache_dir`` computed by the current code (its config's
+    ``function_source`` is the hash of its module now) into the store's ``analyses/CODE/``, and
+    delete the folders of other code. Run it on a cache that a full-profile build of the book
+    has just filled from nothing (``make store-analyses``), so that only what the chapters ask
+    for is kept. Returns :func:`analyses_status`."""
+    import hashlib
+    import importlib
+    import inspect
+
+    store_dir = Path(store_dir) if store_dir is not None else _repo_store()
+    cache_dir = Path(cache_dir)
+    if not cache_dir.is_dir():
+        raise ValueError(f"cache_dir must be a folder, got {str(cache_dir)!r}")
+    sources: dict[str, str] = {}  # module -> hash of its source now
+
+    def current(function: str) -> str | None:
+        module = function.rsplit(".", 1)[0]
+        while module not in sources:
+            try:
+                path = inspect.getsourcefile(importlib.import_module(module))
+            except (ImportError, TypeError):  # a nested qualname: try the parent
+                if "." not in module:
+                    return None
+                module = module.rsplit(".", 1)[0]
+                continue
+            sources[module] = hashlib.sha256(Path(path).read_bytes()).hexdigest()
+        return sources[module]
+
+    for path in sorted(cache_dir.glob("*.pt")):
+        try:
+            config = read_config(path)
+        except Exception:  # noqa: BLE001 - an unreadable file is not an analysis to keep
+            continue
+        if config.get("kind") != "memoized" or config.get("function_source") != current(config["function"]):
+            continue
+        write_atomic(store_entry_path(store_dir, config), path.read_bytes())
+    keep = store_dir / "analyses" / analysis_code()
+    for folder in (store_dir / "analyses").glob("*"):
+        if folder.is_dir() and folder != keep:
+            for f in folder.glob("*"):
+                f.unlink()
+            folder.rmdir()
+    return analyses_status(store_dir)
+
+
+def analyses_status(store_dir=None) -> dict:
+    """The stored analyses: ``code`` (:func:`~attnsink.cache.analysis_code` now), ``current``
+    (how many the current code reads, and their ``MB``) and ``set_aside`` (how many were
+    stored by other code: an edit since to a module they depend on)."""
+    store_dir = Path(store_dir) if store_dir is not None else _repo_store()
+    code = analysis_code()
+    now = list((store_dir / "analyses" / code).glob("*.pt"))
+    other = [p for p in (store_dir / "analyses").glob("*/*.pt") if p.parent.name != code]
+    return {
+        "code": code,
+        "current": len(now),
+        "MB": round(sum(p.stat().st_size for p in now) / 2**20, 1),
+        "set_aside": len(other),
+    }
 
 
 def _repo_store() -> Path:
