@@ -1,6 +1,7 @@
 import json
 import math
 
+import numpy as np
 import pytest
 import torch
 
@@ -353,6 +354,13 @@ def test_broadcast_measures_read_models_that_hand_the_mean_on_and_ones_that_do_n
         assert hands["read_gain"] == pytest.approx(1.0, abs=1e-3) and hands["read_gain_zero"] > 0.99
         assert hands["handed_on"] == pytest.approx((L - 1) / L, abs=1e-3)
         assert hands["zero_rows_moved"] == pytest.approx((L - 1) / L, abs=1e-3)
+        # what BOS carries varies as m does, in m's own code; both layers write the same
+        # vector at the rows that ask zero, so their sum is as long as the two added
+        assert hands["bos_spread"] == pytest.approx((L - 1) / L, abs=1e-4) and hands["bos_decodable"] > 0.999
+        assert hands["bos_norm"] > 0
+        assert hands["zero_rows_sum"] == pytest.approx(sum(hands["zero_rows_out"]), rel=1e-3)
+        assert np.asarray(hands["writes"]).shape == (2, 1) and math.isfinite(hands["ablate_tol"])
+        assert hands["ablate_tol"] > 0  # the mirror's job rows are the rows that ask m
         keeps = broadcast_measures(_reader(task.d_model, False), task, batch)
         assert keeps["bos_carries"] == pytest.approx((L - 1) / L, abs=1e-4)  # BOS still gathers...
         for key in ("read_gain", "read_gain_zero", "handed_on", "zero_rows_moved"):
@@ -373,4 +381,5 @@ def test_broadcast_experiment_trains_bidirectional_models_on_both_defaults(tmp_p
     for r in result.runs:
         assert r["n_layers"] == 2 and len(r["bos_gathers"]) == 2
         assert math.isfinite(r["handed_on"]) and r["mse"] < 1e-4  # both tasks are learned
+        assert math.isfinite(r["rel_err_trigger"]) and math.isfinite(r["rel_err_nontrigger"])
     assert all(r.model.causal is False for trained in result.results.values() for r in trained)

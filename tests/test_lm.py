@@ -423,6 +423,7 @@ def test_ablate_heads_on_heads_whose_answer_is_known():
     assert what_it_writes(-0.05, 0.0) == "harmful" and what_it_writes(0.05, -0.01) == "harmful"
     assert what_it_writes(0.05, 0.001) == "constant"
     assert what_it_writes(0.05, 0.04) == "informative"
+    assert what_it_writes(-0.05, 0.04) == "informative"  # its input-dependence is used, whatever zeroing does
     assert what_it_writes(float("nan"), 0.0) == "unmeasured"
     assert list(what_it_writes([0.0, 0.1], [0.0, 0.1])) == ["nothing", "informative"]
     with pytest.raises(ValueError, match="tol"):
@@ -451,12 +452,18 @@ def test_sink_rows_are_the_queries_with_most_weight_on_token_0():
 
     w = torch.zeros(2, 1, 4, 4)
     w[:, 0, :, 0] = torch.tensor([1.0, 0.6, 0.5, 0.2])
-    rows = sink_rows([w, w])
+    rows = sink_rows([w, w], uniform=0.0)
     assert rows.shape == (2, 1, 2, 4)
     assert rows[0, 0, 0].tolist() == [False, True, False, False]  # query 0 never; 0.5 is not more than half
-    assert sink_rows([w], at=0.1)[0, 0, 0].tolist() == [False, True, True, True]
+    assert sink_rows([w], at=0.1, uniform=0.0)[0, 0, 0].tolist() == [False, True, True, True]
+    # by default a row must also hold twice an even spread's weight on token 0, 2 / (i + 1)
+    assert sink_rows([w])[0, 0, 0].tolist() == [False, False, False, False]
+    w[:, 0, :, 0] = torch.tensor([1.0, 0.9, 0.7, 0.6])
+    assert sink_rows([w])[0, 0, 0].tolist() == [False, False, True, True]
     with pytest.raises(ValueError, match="at"):
         sink_rows([w], at=1.0)
+    with pytest.raises(ValueError, match="uniform"):
+        sink_rows([w], uniform=-1)
 
 
 def test_ablate_layers_silences_every_head_of_a_layer_at_once():

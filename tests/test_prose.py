@@ -121,15 +121,24 @@ def test_sink_sentence_none_at_the_end():
     heads = heads_table("softmax", 0.003, [[[0.2, 0.1]], [[0.1, 0.25]]])
     never = [run("softmax", 0.003, [[[0.1, 0.1]]] * 3)] * 2
     assert prose.sink_sentence(heads, never, "softmax", 0.003, eps=EPS, every=500) == (
-        "no head is a sink at the end of training (the largest mean weight on the first token is 0.25); "
-        "0 of 2 runs had a head above 0.3 at some measured step"
+        "no head is above the threshold at the last measurement (the largest mean weight on the first token is "
+        "0.250); 0 of 2 runs had a head above 0.3 at some measured step; over the last 25% of the measurements the "
+        "highest head averages 0.100, above 0.3 at 0% of them"
     )
     dissolved = [never[0], run("softmax", 0.003, [[[0.1, 0.1]], [[0.4, 0.1]], [[0.1, 0.35]], [[0.1, 0.1]]]), never[0]]
-    assert prose.sink_sentence(heads, dissolved, "softmax", 0.003, eps=EPS, every=500) == (
-        "no head is a sink at the end of training (the largest mean weight on the first token is 0.25); "
-        "1 of 2 runs had a head above 0.3 at some measured step, first at step 500 in layer 0, the last at step "
-        "1,000: the first-token heads that formed dissolved again"  # runs that never crossed do not count
+    assert prose.sink_sentence(heads, dissolved, "softmax", 0.003, eps=EPS, every=500, queries=62) == (
+        "no head is above the threshold at the last measurement (the largest mean weight on the first token is "
+        "0.250; 0.262 counted with the first token's own row, as Gu et al. count it); 1 of 2 runs had a head above "
+        "0.3 at some measured step, first at step 500 in layer 0; over the last 25% of the measurements the highest "
+        "head averages 0.100, above 0.3 at 0% of them: the first-token heads that rose above it did not stay"
     )
+    # a head that hovers at the threshold late in training is on it, not gone
+    hover = [run("softmax", 0.003, [[[0.1, 0.1]], [[0.1, 0.1]], [[0.1, 0.1]], [[0.1, 0.32]]])]
+    assert prose.sink_sentence(heads, hover, "softmax", 0.003, eps=EPS, every=500).endswith(
+        "averages 0.320, above 0.3 at 100% of them: a head on the threshold at the end of training, not one that "
+        "formed and dissolved"
+    )
+    assert prose.gu_measure(0.2961, 62) == pytest.approx(0.3072, abs=1e-4)
 
 
 def test_sink_writes_sentence():
@@ -212,6 +221,11 @@ def test_conditional_sentence():
         "a head that is almost never used); at its silent queries its rows carry a total weight of 0.10 on average "
         "(0.10 at most), with a weight of 0.01 on the first token"
     )
+    assert prose.conditional_sentence(cond, "relu", uniform=0.06).endswith(
+        "with a weight of 0.02 on the first token (an even spread over the keys puts 0.06 there: no more than that, "
+        "so they do not park on it)"
+    )
+    assert prose.conditional_sentence(cond, "relu", uniform=0.01).endswith("puts 0.01 there: more)")
     assert prose.conditional_sentence(cond.iloc[[1, 2]], "relu").startswith(
         "1 of 2 heads (over all runs) is conditional; at its silent queries its rows carry"
     )
@@ -226,28 +240,26 @@ def test_softmax_silence_sentence():
     assert "is active on too many of the queries to count as conditional" in prose.softmax_silence_sentence(
         busy_but_quiet
     )
-    # one parks on null keys, one cancels, one does neither: each verb agrees with its count
-    cond = cond_table("softmax", [(True, 0.1, 1, 0.8, 0.9, 1, 0.1), (True, 0.1, 1, 0.1, 0.2, 0.3, 0.1),
-                                  (True, 0.1, 1, 0.1, 0.2, 0.9, 0.1), (False, 0.1, 1, 0.1, 0.2, 0.9, 0.9)])  # fmt: skip
+    # one parks on null keys; cancellation explains part of how much less each writes
+    cond = cond_table("softmax", [(True, 0.1, 1, 0.8, 0.9, 0.5, 0.2), (True, 0.1, 1, 0.1, 0.2, 0.25, 0.25),
+                                  (False, 0.1, 1, 0.1, 0.2, 0.9, 0.9)]).assign(coherence_active=1.0)  # fmt: skip
     assert prose.softmax_silence_sentence(cond) == (
-        "Of these 3 softmax heads, 1 puts at least half of its silent rows on null keys (the first token takes "
-        "0.80 of the weight on average in those), 1 is quiet because its values cancel (what it writes is at "
-        "most half of what its weights would write without cancellation), and 1 does neither: it is quieter "
-        "than at its active classes, but not near zero."
-    )
-    many = pd.concat([cond] * 2, ignore_index=True)
-    assert prose.softmax_silence_sentence(many) == (
-        "Of these 6 softmax heads, 2 put at least half of their silent rows on null keys (the first token takes "
-        "0.80 of the weight on average in those), 2 are quiet because their values cancel (what they write is at "
-        "most half of what their weights would write without cancellation), and 2 do neither: they are quieter "
-        "than at their active classes, but not near zero."
+        "Of these 2 softmax heads, 1 puts at least half of its silent rows on null keys (the first token takes "
+        "0.80 of the weight on average in those). At their silent queries the values they read partly cancel "
+        "(coherence 0.25 to 0.50, against 1.00 at active ones), which accounts for a factor of 2.0 to 4.0 of the "
+        "4.0 to 5.0 times less they write there; the rest comes from the values they weigh there being shorter, "
+        "and none of them is near zero."
     )
     none_parked = cond.assign(null_silent=0.0)  # no head to average over: no "nan" in the text
     text = prose.softmax_silence_sentence(none_parked)
-    assert text.startswith("Of these 3 softmax heads, 0 put at least half of their silent rows on null keys, 1 is")
+    assert text.startswith("Of these 2 softmax heads, 0 put at least half of their silent rows on null keys. At")
     assert "nan" not in text
-    one = cond.iloc[[0, 3]]
-    assert prose.softmax_silence_sentence(one).startswith("Of this one softmax head, 1 puts at least half of its")
+    one = cond.iloc[[0, 2]]
+    assert prose.softmax_silence_sentence(one).startswith(
+        "Of this one softmax head, 1 puts at least half of its silent rows on null keys (the first token takes "
+        "0.80 of the weight on average in those). At its silent queries the values it reads partly cancel "
+        "(coherence 0.50, against 1.00 at active ones), which accounts for a factor of 2.0 of the 5.0 times"
+    )
 
 
 def test_scale_sentence_counts_sinks_per_amount_of_text():
@@ -261,12 +273,17 @@ def test_scale_sentence_counts_sinks_per_amount_of_text():
         run(4_200_000, [[0.1, 0.12]], [[0.1, 0.2]]),
         run(4_200_000, [[0.11, 0.13]], [[0.1, 0.14]]),
     ]
-    text = scale_sentence(runs, eps=0.3)
+    text = scale_sentence(runs, eps=0.3, queries=62)
     big, small = text.split("; on ")
     assert big.startswith("on 4.2 million characters, 0 heads of 4 over 2 runs end above it")
-    assert "largest final weight on the first token of any head is 0.13, and 0.20 at any measured step" in big
+    assert "largest final weight on the first token of any head is 0.130 (0.144 with the first token's own row)" in big
+    assert (
+        "and 0.200 at any measured step; over the last 25% of the measurements the highest head averages 0.200" in big
+    )
     assert small.startswith("0.42 million characters, 1 head of 2 over 1 run ends above it")
-    assert small.endswith("is 0.35, and 0.50 at any measured step")
+    assert "is 0.350 (0.360 with the first token's own row), and 0.500 at any measured step" in small
+    assert small.endswith("averages 0.500, above 0.3 at 100% of them: a head on the threshold at the end of training, "
+                          "not one that formed and dissolved")  # fmt: skip
     with pytest.raises(ValueError, match="runs"):
         scale_sentence([], eps=0.3)
 

@@ -17,9 +17,9 @@ the local cache (:func:`default_cache_dir`).
 
 The store also keeps the results of :func:`memoized` analyses of its models (the ablations
 and certified distances that take minutes under ``full``), in ``analyses/CODE/``, where CODE
-is :func:`analysis_code`, a hash of every library module that could change them: an edit to
-any of those sets them all aside (``status`` says so), and a chapter recomputes what it needs
-until ``make store-analyses`` stores them again.
+is :func:`analysis_code`, a hash of every library module that could change them (it is in
+their keys too): an edit to any of those sets them all aside (``status`` says so), and a
+chapter recomputes what it needs until ``make store-analyses`` stores them again.
 """
 
 from __future__ import annotations
@@ -380,22 +380,20 @@ def memoized(fn: Callable, *, cache_dir: str | Path | None | bool = True) -> Cal
     """``fn`` with its results kept in the results cache: for deterministic, expensive analysis
     of trained models (certified hull distances, the terms of the theorems' inequalities).
 
-    A result's key holds the function's name, its arguments (a model by its weights) and a
-    hash of the source of the function's own module besides the training modules, so an edit
-    to that module recomputes it and an edit anywhere else does not. The results must be
-    what the cache stores (tensors, numbers, strings, lists, dicts). ``cache_dir=True`` (the
-    default) means :func:`default_cache_dir` at call time; None turns the memo off.
+    A result's key holds the function's name, its arguments (a model by its weights) and
+    :func:`analysis_code`, a hash of every library module that could change what it returns
+    (whatever it calls), so an edit to any of them recomputes it and an edit to a figure, a
+    sentence or the command line does not. The results must be what the cache stores
+    (tensors, numbers, strings, lists, dicts). ``cache_dir=True`` (the default) means
+    :func:`default_cache_dir` at call time; None turns the memo off.
     """
-    import inspect
-
-    source = hashlib.sha256(Path(inspect.getsourcefile(fn)).read_bytes()).hexdigest()
 
     def call(*args, **kwargs):
         folder = default_cache_dir() if cache_dir is True else cache_dir
         config = {
             "kind": "memoized",
             "function": f"{fn.__module__}.{fn.__qualname__}",
-            "function_source": source,
+            "code": analysis_code(),
             "args": _fingerprint(list(args)),
             "kwargs": _fingerprint(kwargs),
         }

@@ -90,20 +90,20 @@ def what_it_writes(zero, mean, tol: float = WRITE_TOL):
     """What a head writes at some queries, read from two ablations there (the change in loss
     when its output is replaced by zero, ``zero``, and by its mean over those queries,
     ``mean``; see :func:`attnsink.lm.ablate_heads`): ``"nothing"`` when neither moves the loss
-    by more than ``tol`` either way; ``"harmful"`` when either lowers it by more than ``tol``
-    (the model does better without what the head writes, or with a constant in its place);
-    ``"informative"`` when replacing it by its mean costs more than ``tol`` (its dependence on
-    the input is used); ``"constant"`` when
-    only zero costs (a constant would do). ``"unmeasured"`` for NaN (no such query). Scalars
-    or arrays of the same shape (then an array of labels)."""
+    by more than ``tol`` either way; ``"informative"`` when replacing it by its mean costs
+    more than ``tol`` (its dependence on the input is used, whatever zeroing does);
+    ``"harmful"`` when it is not informative and either ablation lowers the loss by more than
+    ``tol`` (the model does better without what the head writes, or with a constant in its
+    place); ``"constant"`` when only zero costs (a constant would do). ``"unmeasured"`` for
+    NaN (no such query). Scalars or arrays of the same shape (then an array of labels)."""
     if not (isinstance(tol, (int, float)) and not isinstance(tol, bool) and tol >= 0):
         raise ValueError(f"tol must be a number >= 0, got {tol!r}")
     z, m = np.asarray(zero, dtype=float), np.asarray(mean, dtype=float)
     if z.shape != m.shape:
         raise ValueError(f"zero and mean must have the same shape, got {z.shape} and {m.shape}")
     label = np.select(
-        [np.isnan(z) | np.isnan(m), (np.abs(z) <= tol) & (np.abs(m) <= tol), (z < -tol) | (m < -tol), m > tol],
-        ["unmeasured", "nothing", "harmful", "informative"],
+        [np.isnan(z) | np.isnan(m), (np.abs(z) <= tol) & (np.abs(m) <= tol), m > tol, (z < -tol) | (m < -tol)],
+        ["unmeasured", "nothing", "informative", "harmful"],
         "constant",
     )
     return str(label) if label.ndim == 0 else label
@@ -267,25 +267,28 @@ share of :func:`job_cost` (the tolerance of :func:`what_it_writes` there)."""
 
 
 def job_cost(batch: Batch, task: TriggerTask) -> float:
-    """What writing nothing at the trigger rows would add to the MSE on ``batch``: the mean,
-    over every row and coordinate, of the squared update the trigger rows need (the target
-    there, less the token itself with a residual stream). The scale against which the
-    trigger task's ablations are read (:data:`WRITE_SHARE`)."""
+    """What writing nothing at the rows that do the task's job (``task.job_rows``: the
+    trigger, for every task but :class:`~attnsink.task.GlobalTriggerTask`'s mirror) would add
+    to the MSE on ``batch``: the mean, over every row and coordinate, of the squared update
+    those rows need (the target there, less the token itself with a residual stream). The
+    scale against which the trigger task's ablations are read (:data:`WRITE_SHARE`)."""
     update = batch.y - batch.x if task.residual else batch.y
-    return (update * batch.is_trigger[..., None].to(update.dtype)).pow(2).mean().item()
+    return (update * task.job_rows(batch)[..., None].to(update.dtype)).pow(2).mean().item()
 
 
 def task_errors(y_hat: torch.Tensor, batch: Batch, task: TriggerTask) -> dict[str, float]:
     """Overall MSE, largest absolute error, and relative errors at trigger and non-trigger rows.
 
     A relative error is the mean squared error over the rows of one kind divided by the
-    mean squared norm of what the model must add at the trigger (the running mean). So 0
-    is perfect and 1 is as bad as adding nothing at the trigger, at both kinds of rows.
+    mean squared norm of what the model must add at the rows that do the task's job
+    (``task.job_rows``: the trigger, where the update is the running mean; for the mirror of
+    :class:`~attnsink.task.GlobalTriggerTask`, the rows that ask the global mean). So 0 is
+    perfect and 1 is as bad as adding nothing at those rows, at both kinds of rows.
     Non-trigger rows here are all rows but the trigger, BOS's own row included.
     """
     err = (y_hat - batch.y).pow(2).sum(dim=-1)  # (batch, seq)
     update = batch.y - batch.x if task.residual else batch.y
-    signal = update.pow(2).sum(dim=-1)[batch.is_trigger].mean()
+    signal = update.pow(2).sum(dim=-1)[task.job_rows(batch)].mean()
     return {
         "mse": (y_hat - batch.y).pow(2).mean().item(),
         "linf": (y_hat - batch.y).abs().max().item(),

@@ -114,11 +114,55 @@ def last_crossing(history: dict, eps: float) -> int | None:
 # of attnsink.lm.conditional_heads.
 
 
-def sink_sentence(heads: pd.DataFrame, runs: list[dict], rule: str, lr: float, *, eps: float, every: int) -> str:
+LATE = 0.25
+"""The share of a run's measurements, at its end, over which :func:`late_first` averages: one
+checkpoint's weight on the first token moves by several hundredths between measurements."""
+
+
+def late_first(history: dict, eps: float, share: float = LATE) -> tuple[np.ndarray, np.ndarray]:
+    """Per head (layers, heads), over the last ``share`` of the measurements of ``history``
+    (``first_mean``: (measurements, layers, heads)): the mean weight on the first token, and
+    the share of those measurements at which it is above ``eps``."""
+    first = np.asarray(history["first_mean"])
+    k = max(1, int(round(share * len(first))))
+    late = first[-k:]
+    return late.mean(axis=0), (late > eps).mean(axis=0)
+
+
+def gu_measure(weight: float, queries: int) -> float:
+    """A head's mean weight on the first token counted as Gu et al. (2025) count it, with the
+    first token's own row (weight 1) among the ``queries + 1`` rows, from the book's mean over
+    the ``queries`` rows after it (:func:`attnsink.metrics.first_mean`)."""
+    return (1.0 + queries * weight) / (queries + 1)
+
+
+def _late_clause(runs: list[dict], eps: float) -> str:
+    """Where the head with the highest late mean (:func:`late_first`) of ``runs`` sits."""
+    best, share = -1.0, 0.0
+    for r in runs:
+        late, above = late_first(r["history"], eps)
+        i = np.unravel_index(late.argmax(), late.shape)
+        if late[i] > best:
+            best, share = float(late[i]), float(above[i])
+    text = (
+        f"over the last {LATE:.0%} of the measurements the highest head averages {best:.3f}, above {eps:g} at "
+        f"{share:.0%} of them"
+    )
+    if share >= 0.25 or best >= eps - 0.01:
+        text += ": a head on the threshold at the end of training, not one that formed and dissolved"
+    elif any(last_crossing(r["history"], eps) is not None for r in runs):
+        text += ": the first-token heads that rose above it did not stay"
+    return text
+
+
+def sink_sentence(
+    heads: pd.DataFrame, runs: list[dict], rule: str, lr: float, *, eps: float, every: int, queries: int | None = None
+) -> str:
     """Which heads of ``rule`` at learning rate ``lr`` end as sinks (mean weight on the first
     token above ``eps``), in which layers, and when one first crossed ``eps`` during
     training (measured every ``every`` steps); or, with none at the end, the largest weight
-    and whether first-token heads formed and dissolved again."""
+    (and, with ``queries``, the same counted as Gu et al. count it, :func:`gu_measure`) and
+    where the highest head sits late in training (:func:`late_first`)."""
     part = heads[(heads["attention"] == rule) & (heads["lr"] == lr)]
     sinks = part[part["first_mean"] > eps]
     mine = [r for r in runs if r["attention"] == rule and r["lr"] == lr]
@@ -128,11 +172,15 @@ def sink_sentence(heads: pd.DataFrame, runs: list[dict], rule: str, lr: float, *
         f", first at step {min(crossed)[0]:,} in layer {min(crossed)[1]}" if crossed else ""
     )
     if sinks.empty:
-        last = max((step for r in mine if (step := last_crossing(r["history"], eps)) is not None), default=None)
-        gone = "" if last is None else f", the last at step {last:,}: the first-token heads that formed dissolved again"
+        top = float(part["first_mean"].max())
+        gu = (
+            f"; {gu_measure(top, queries):.3f} counted with the first token's own row, as Gu et al. count it"
+            if queries
+            else ""
+        )
         return (
-            "no head is a sink at the end of training (the largest mean weight on the first token is "
-            f"{part['first_mean'].max():.2f}); {during}{gone}"
+            "no head is above the threshold at the last measurement (the largest mean weight on the first token "
+            f"is {top:.3f}{gu}); {during}; {_late_clause(mine, eps)}"
         )
     layers = ", ".join(str(v) for v in sorted(sinks["layer"].unique()))
     return (
@@ -254,9 +302,10 @@ RARE = 0.03
 """A conditional head active on fewer queries than this is on a rare class, or almost never used."""
 
 
-def conditional_sentence(cond: pd.DataFrame, rule: str) -> str:
+def conditional_sentence(cond: pd.DataFrame, rule: str, uniform: float | None = None) -> str:
     """How many of ``rule``'s heads (over all runs) are trigger-conditional, how many of those
-    are rare (:data:`RARE`), and where their weight goes at their silent queries."""
+    are rare (:data:`RARE`), and where their weight goes at their silent queries (beside
+    ``uniform``, the weight an even spread puts on the first token, when given)."""
     part = cond[cond["attention"] == rule]
     c = part[part["conditional"]]
     if c.empty:
@@ -277,6 +326,16 @@ def conditional_sentence(cond: pd.DataFrame, rule: str) -> str:
     return (
         f"{head}; at {own} silent queries {own} rows carry a total weight of {c['row_silent'].mean():.2f} on average "
         f"({c['row_silent'].max():.2f} at most), with a weight of {c['first_silent'].mean():.2f} on the first token"
+        + (
+            f" (an even spread over the keys puts {uniform:.2f} there: "
+            + (
+                "no more than that, so they do not park on it)"
+                if c["first_silent"].mean() <= 1.5 * uniform
+                else "more)"
+            )
+            if uniform is not None
+            else ""
+        )
     )
 
 
@@ -300,24 +359,28 @@ def softmax_silence_sentence(cond: pd.DataFrame, *, quiet: float = 0.25) -> str:
             "classes as at its active ones, but is active on too many of the queries to count as conditional."
         )
     parked = c["null_silent"] >= 0.5
-    cancel = ~parked & (c["coherence_silent"] <= 0.5)
-    n_park, n_cancel = int(parked.sum()), int(cancel.sum())
-    n_neither = len(c) - n_park - n_cancel
+    n_park = int(parked.sum())
     heads = "this one softmax head" if len(c) == 1 else f"these {len(c)} softmax heads"
     park = f"{n_park} {agree(n_park, 'puts', 'put')} at least half of {agree(n_park, 'its', 'their')} silent rows"
     park += " on null keys"
     if n_park:
         park += f" (the first token takes {c.loc[parked, 'first_silent'].mean():.2f} of the weight on average in those)"
-    it, they = agree(n_cancel, "it", "they"), agree(n_cancel, "its", "their")
-    cancels = (
-        f"{n_cancel} {agree(n_cancel, 'is', 'are')} quiet because {they} values cancel (what {it} "
-        f"{agree(n_cancel, 'writes', 'write')} is at most half of what {they} weights would write without cancellation)"
+    drop = 1 / c["quiet_ratio"]  # how many times less they write at silent queries
+    cancel = c["coherence_active"] / c["coherence_silent"]  # the part of that cancellation explains
+    one = len(c) == 1
+    their, they = ("its", "it") if one else ("their", "they")
+
+    def span(v, fmt):
+        lo, hi = format(v.min(), fmt), format(v.max(), fmt)
+        return lo if lo == hi else f"{lo} to {hi}"
+
+    return (
+        f"Of {heads}, {park}. At {their} silent queries the values {they} {agree(len(c), 'reads', 'read')} partly "
+        f"cancel (coherence {span(c['coherence_silent'], '.2f')}, against {span(c['coherence_active'], '.2f')} at "
+        f"active ones), which accounts for a factor of {span(cancel, '.1f')} of the {span(drop, '.1f')} times less "
+        f"{they} {agree(len(c), 'writes', 'write')} there; the rest comes from the values {they} weigh there being "
+        f"shorter, and {'it is not' if one else 'none of them is'} near zero."
     )
-    neither = (
-        f"{n_neither} {agree(n_neither, 'does neither: it is', 'do neither: they are')} quieter than at "
-        f"{agree(n_neither, 'its', 'their')} active classes, but not near zero"
-    )
-    return f"Of {heads}, {park}, {cancels}, and {neither}."
 
 
 __all__ = [
@@ -331,6 +394,9 @@ __all__ = [
     "settings_phrase",
     "first_crossing",
     "last_crossing",
+    "LATE",
+    "late_first",
+    "gu_measure",
     "sink_sentence",
     "sink_writes_sentence",
     "course_sentence",
@@ -342,11 +408,13 @@ __all__ = [
 ]
 
 
-def scale_sentence(runs: list[dict], *, eps: float) -> str:
+def scale_sentence(runs: list[dict], *, eps: float, queries: int | None = None) -> str:
     """What :func:`attnsink.experiments.text_scale` measured, for each amount of text: how
     many heads end as sinks (mean weight on token 0 above ``eps``) over how many runs, the
-    largest final weight on token 0 of any head, and the largest at any measured step. One
-    clause per amount, largest amount first, joined by semicolons."""
+    largest final weight on token 0 of any head (with ``queries``, also as Gu et al. count
+    it, :func:`gu_measure`), the largest at any measured step, and where the highest head
+    sits late in training (:func:`late_first`). One clause per amount, largest amount
+    first, joined by semicolons."""
     if not runs:
         raise ValueError("runs must hold at least one run")
     clauses = []
@@ -357,9 +425,10 @@ def scale_sentence(runs: list[dict], *, eps: float) -> str:
         heads = sum(f.size for f in final)
         sinks = sum(int((f > eps).sum()) for f in final)
         top = max(float(f.max()) for f in final)
+        gu = f" ({gu_measure(top, queries):.3f} with the first token's own row)" if queries else ""
         clauses.append(
             f"on {chars / 1e6:.2g} million characters, {plural(sinks, 'head')} of {heads} over "
             f"{plural(len(part), 'run')} {agree(sinks, 'ends', 'end')} above it; the largest final weight on the "
-            f"first token of any head is {top:.2f}, and {ever:.2f} at any measured step"
+            f"first token of any head is {top:.3f}{gu}, and {ever:.3f} at any measured step; {_late_clause(part, eps)}"
         )
     return "; ".join(clauses)

@@ -138,43 +138,24 @@ def prune(store_dir: str | Path) -> list[Path]:
 
 
 def save_analyses(cache_dir: str | Path, store_dir=None) -> dict:
-    """Copy every memoized analysis in ``cache_dir`` computed by the current code (its config's
-    ``function_source`` is the hash of its module now) into the store's ``analyses/CODE/``, and
+    """Copy every memoized analysis in ``cache_dir`` computed by the current code (its key holds
+    :func:`~attnsink.cache.analysis_code` as it is now) into the store's ``analyses/CODE/``, and
     delete the folders of other code. Run it on a cache that a full-profile build of the book
     has just filled from nothing (``make store-analyses``), so that only what the chapters ask
     for is kept. Returns :func:`analyses_status`."""
-    import hashlib
-    import importlib
-    import inspect
-
     store_dir = Path(store_dir) if store_dir is not None else _repo_store()
     cache_dir = Path(cache_dir)
     if not cache_dir.is_dir():
         raise ValueError(f"cache_dir must be a folder, got {str(cache_dir)!r}")
-    sources: dict[str, str] = {}  # module -> hash of its source now
-
-    def current(function: str) -> str | None:
-        module = function.rsplit(".", 1)[0]
-        while module not in sources:
-            try:
-                path = inspect.getsourcefile(importlib.import_module(module))
-            except (ImportError, TypeError):  # a nested qualname: try the parent
-                if "." not in module:
-                    return None
-                module = module.rsplit(".", 1)[0]
-                continue
-            sources[module] = hashlib.sha256(Path(path).read_bytes()).hexdigest()
-        return sources[module]
-
+    code = analysis_code()
     for path in sorted(cache_dir.glob("*.pt")):
         try:
             config = read_config(path)
         except Exception:  # noqa: BLE001 - an unreadable file is not an analysis to keep
             continue
-        if config.get("kind") != "memoized" or config.get("function_source") != current(config["function"]):
-            continue
-        write_atomic(store_entry_path(store_dir, config), path.read_bytes())
-    keep = store_dir / "analyses" / analysis_code()
+        if config.get("kind") == "memoized" and config.get("code") == code:
+            write_atomic(store_entry_path(store_dir, config), path.read_bytes())
+    keep = store_dir / "analyses" / code
     for folder in (store_dir / "analyses").glob("*"):
         if folder.is_dir() and folder != keep:
             for f in folder.glob("*"):

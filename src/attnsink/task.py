@@ -65,6 +65,12 @@ class TriggerTask:
         check_bool("residual", self.residual)
         check_bool("bos", self.bos)
 
+    def job_rows(self, batch: Batch) -> torch.Tensor:
+        """The rows whose target asks for the task's computed output (bool, (batch,
+        seq_len)): the trigger here. Relative errors and the ablations' scale are measured
+        against the update these rows need (:func:`attnsink.metrics.job_cost`)."""
+        return batch.is_trigger
+
     @property
     def n_noise(self) -> int:
         """Number of Uniform(-1, 1) content coordinates per token."""
@@ -236,6 +242,11 @@ class GlobalTriggerTask(TriggerTask):
         super().__post_init__()
         if self.default not in GLOBAL_DEFAULTS:
             raise ValueError(f"default must be one of {list(GLOBAL_DEFAULTS)}, got {self.default!r}")
+
+    def job_rows(self, batch: Batch) -> torch.Tensor:
+        """The rows that ask :math:`m`: the trigger (``default="zero"``), or every row but
+        the trigger, BOS's own included (``"mean"``)."""
+        return batch.is_trigger if self.default == "zero" else ~batch.is_trigger
 
     def global_mean(self, x: torch.Tensor) -> torch.Tensor:
         """:math:`m` of each sequence of ``x`` (*, seq_len, d_model): (*, d_model)."""

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import torch
 
-from ..metrics import ablate_trigger_heads
+from ..metrics import WRITE_SHARE, ablate_trigger_heads, job_cost, what_it_writes
 from ..profiles import BROADCAST, BROADCAST_MODEL, N_TEST
 from ..task import GLOBAL_DEFAULTS, Batch, GlobalTriggerTask
 from .base import Context, ExperimentResult, experiment
@@ -38,6 +38,18 @@ def _fit(change: torch.Tensor, step: torch.Tensor) -> float:
     return float(1 - resid.pow(2).sum() / total)
 
 
+def _linear_fit(change: torch.Tensor, source: torch.Tensor) -> float:
+    """The share of ``change`` (n, d, centred) that the best linear map of ``source`` (n, d,
+    centred) explains, 1 - |residual|^2 / |change|^2 (NaN when ``change`` is zero)."""
+    total = change.pow(2).sum()
+    if total == 0:
+        return float("nan")
+    a, b = source.double(), change.double()
+    a = a[:, a.abs().amax(dim=0) > 1e-9]  # the coordinates in which the source varies (m's noise)
+    resid = b - a @ torch.linalg.pinv(a) @ b
+    return float(1 - resid.pow(2).sum() / total)
+
+
 @torch.no_grad()
 def broadcast_measures(model, task: GlobalTriggerTask, batch: Batch) -> dict:
     """Does BOS gather the global mean :math:`m` and hand it on? On ``batch``, with the rows
@@ -52,9 +64,15 @@ def broadcast_measures(model, task: GlobalTriggerTask, batch: Batch) -> dict:
 
     and over the model, each a gain in :math:`m`'s own coordinates:
 
+    * ``bos_norm``: the mean norm of BOS's first-layer output (a constant it carries counts);
+    * ``bos_spread``: how much that output varies between sequences, the rms of its centred
+      values over that of :math:`m`'s (0: the same in every sequence);
     * ``bos_carries``, ``bos_fit``: the gain of BOS's first-layer output on :math:`m`, and
       the share of that output's variation it explains (a BOS that copies one token has
-      gain about 1 and a small share);
+      gain about 1 and a small share); ``bos_decodable``: the share a full linear map of
+      :math:`m` explains (:math:`m` carried in any linear code, however small);
+    * ``zero_rows_out``, ``zero_rows_sum``: at the rows that ask zero, the mean norm of each
+      layer's output and of the two added up (they cancel when the sum is much the smaller);
     * ``read_gain``, ``read_gain_zero``: add :math:`m' - m` (:math:`m'` the mean of the
       sequence before it in ``batch``) to BOS's first-layer output and measure the gain of the
       output at the rows that ask :math:`m` on it, and how far the rows that ask zero move
@@ -63,7 +81,9 @@ def broadcast_measures(model, task: GlobalTriggerTask, batch: Batch) -> dict:
     * ``handed_on``, ``zero_rows_moved``: the same two with BOS's own first-layer output
       swapped for that sequence's (what the model does take from what BOS carries);
     * ``ablate_zero``, ``ablate_mean``: :func:`~attnsink.metrics.ablate_trigger_heads` at the
-      rows that ask zero, (layers, heads); ``mse``.
+      rows that ask zero, (layers, heads); ``ablate_tol``, :data:`~attnsink.metrics.WRITE_SHARE`
+      of :func:`~attnsink.metrics.job_cost`; ``writes``, what
+      :func:`~attnsink.metrics.what_it_writes` reads from them; ``mse``.
     """
     if not isinstance(task, GlobalTriggerTask) or not task.bos or not task.residual:
         raise ValueError(f"task must be a GlobalTriggerTask with BOS and residual=True, got {task!r}")
@@ -86,8 +106,13 @@ def broadcast_measures(model, task: GlobalTriggerTask, batch: Batch) -> dict:
         "reads_bos": [float(a[..., 0].mean(dim=1)[asks_mean].mean()) for a in attn],
         "parks_bos": [float(a[..., 0].mean(dim=1)[asks_zero].mean()) for a in attn],
         "writes_m": [_slope(o[asks_mean] - o[asks_mean].mean(dim=0), at_mean) for o in layers],
+        "bos_norm": float(layers[0][:, 0].norm(dim=-1).mean()),
+        "bos_spread": float(bos.pow(2).mean().sqrt() / centred.pow(2).mean().sqrt()),
         "bos_carries": _slope(bos, centred),
         "bos_fit": _fit(bos, centred),
+        "bos_decodable": _linear_fit(bos, centred),
+        "zero_rows_out": [float(o[asks_zero].norm(dim=-1).mean()) for o in layers],
+        "zero_rows_sum": float(sum(layers)[asks_zero].norm(dim=-1).mean()),
     }
     donor = torch.roll(torch.arange(len(x)), 1)  # sequence b is paired with b - 1
     step = m[donor] - m  # (batch, d)
@@ -112,6 +137,8 @@ def broadcast_measures(model, task: GlobalTriggerTask, batch: Batch) -> dict:
         out["read_gain_zero" if name == "read_gain" else "zero_rows_moved"] = float(moved)
     ablation = ablate_trigger_heads(model, batch, rows=asks_zero)
     out["ablate_zero"], out["ablate_mean"] = ablation["zero"].tolist(), ablation["mean"].tolist()
+    out["ablate_tol"] = WRITE_SHARE * job_cost(batch, task)
+    out["writes"] = what_it_writes(ablation["zero"].numpy(), ablation["mean"].numpy(), out["ablate_tol"]).tolist()
     out["mse"] = ablation["mse"]
     return out
 

@@ -183,17 +183,27 @@ def ablate_layers(model: GPT, x: torch.Tensor, rows: torch.Tensor) -> list[float
 
 
 SINK_ROW = 0.5
-"""A query at which a head puts more than this share of its weight on token 0 is one of its
-*sink rows* (:func:`sink_rows`)."""
+"""A query at which a head puts more than this share of its weight on token 0, and more than
+:data:`SINK_ROW_UNIFORM` times what an even spread over its keys would, is one of its *sink
+rows* (:func:`sink_rows`)."""
+SINK_ROW_UNIFORM = 2.0
+"""How many times the even spread's weight on token 0 (``1 / (i + 1)`` at query ``i``) a
+sink row must exceed: at queries 1 and 2 an even spread alone gives a half or a third, so
+without it the earliest queries would count as sink rows for any head."""
 
 
-def sink_rows(weights: list[torch.Tensor], at: float = SINK_ROW) -> torch.Tensor:
+def sink_rows(weights: list[torch.Tensor], at: float = SINK_ROW, uniform: float = SINK_ROW_UNIFORM) -> torch.Tensor:
     """(layers, heads, batch, query) bool: the queries from position 1 on at which each head
-    puts more than ``at`` of its weight on token 0 (query 0 sees only token 0, so it is never
-    one), for :func:`ablate_heads`. ``weights``: per layer, (batch, heads, query, key)."""
+    puts more than ``at`` of its weight on token 0 and more than ``uniform / (i + 1)`` at query
+    ``i`` (query 0 sees only token 0, so it is never one), for :func:`ablate_heads`.
+    ``weights``: per layer, (batch, heads, query, key)."""
     if not 0 <= at < 1:
         raise ValueError(f"at must be in [0, 1), got {at!r}")
-    rows = torch.stack([w[..., 0].transpose(0, 1) > at for w in weights])
+    if not (isinstance(uniform, (int, float)) and not isinstance(uniform, bool) and uniform >= 0):
+        raise ValueError(f"uniform must be a number >= 0, got {uniform!r}")
+    first = torch.stack([w[..., 0].transpose(0, 1) for w in weights])  # (layers, heads, batch, query)
+    even = 1.0 / torch.arange(1, first.shape[-1] + 1, dtype=first.dtype, device=first.device)
+    rows = (first > at) & (first > uniform * even)
     rows[..., 0] = False
     return rows
 
