@@ -68,11 +68,13 @@ def head_ablations(runs: list[dict], *, tol: float | None = None) -> plt.Figure:
 def sink_over_training(runs: list[dict], *, eps: float | None = None) -> plt.Figure:
     """Language models during training: the largest mean weight on token 0 among each layer's
     heads, against the step, one panel per (rule, learning rate), one line per layer and
-    seed; the dotted line is ``Sink_1^eps``'s threshold (a head above it is a sink)."""
+    seed; the dotted line is ``Sink_1^eps``'s threshold (a head above it is a sink). A ReLU
+    head's row need not sum to one, so its weight can pass 1: the axis reaches the largest."""
     from ..metrics import SINK_EPS
 
     eps = SINK_EPS if eps is None else eps
     df = sink_history_frame(runs)
+    top = max(1.0, float(df["weight"].max()))
     panels = list(dict.fromkeys(df["panel"]))
     fig, axes = _panels(len(panels), ncols=2, size=3.4, sharey=True)
     for i, (ax, name) in enumerate(zip(axes, panels)):
@@ -89,7 +91,7 @@ def sink_over_training(runs: list[dict], *, eps: float | None = None) -> plt.Fig
             legend=i == 0,
         )
         ax.axhline(eps, color="grey", lw=1.2, ls=":")
-        ax.set(ylim=(-0.02, 1.02), title=name, xlabel="training step", ylabel="largest head weight on token 0")
+        ax.set(ylim=(-0.02, top + 0.02), title=name, xlabel="training step", ylabel="largest head weight on token 0")
     fig.tight_layout()
     return fig
 
