@@ -282,8 +282,7 @@ def test_scale_sentence_counts_sinks_per_amount_of_text():
     )
     assert small.startswith("0.42 million characters, 1 head of 2 over 1 run ends above it")
     assert "is 0.350 (0.360 with the first token's own row), and 0.500 at any measured step" in small
-    assert small.endswith("averages 0.500, above 0.3 at 100% of them: a head on the threshold at the end of training, "
-                          "not one that formed and dissolved")  # fmt: skip
+    assert small.endswith("averages 0.500, above 0.3 at 100% of them: it stays above the threshold to the end")
     with pytest.raises(ValueError, match="runs"):
         scale_sentence([], eps=0.3)
 

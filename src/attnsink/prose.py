@@ -148,7 +148,9 @@ def _late_clause(runs: list[dict], eps: float) -> str:
         f"over the last {LATE:.0%} of the measurements the highest head averages {best:.3f}, above {eps:g} at "
         f"{share:.0%} of them"
     )
-    if share >= 0.25 or best >= eps - 0.01:
+    if best > eps + 0.02 and share >= 0.75:
+        text += ": it stays above the threshold to the end"
+    elif share >= 0.25 or best >= eps - 0.01:
         text += ": a head on the threshold at the end of training, not one that formed and dissolved"
     elif any(last_crossing(r["history"], eps) is not None for r in runs):
         text += ": the first-token heads that rose above it did not stay"
