@@ -1,6 +1,8 @@
 # Two commands do everything on a fresh machine (see README.md):
-#   make book   build the HTML book into _build/html, executing every chapter
-#   make test   run the unit tests and execute every chapter under pytest (nbmake)
+#   make book   build the published book (the full profile, its models read from store/) into
+#               _build/html, executing every chapter; PROFILE=quick builds it with the quick
+#               profile instead, training its models
+#   make test   run the unit tests and execute every chapter under pytest (nbmake), quick profile
 #   make publish  push the built book (_build/html) to the gh-pages branch of $(REMOTE) with ghp-import
 # Both create a virtual environment in .venv first. Where no NVIDIA GPU is present, the
 # CPU build of PyTorch is installed before the project, so pip never pulls the CUDA one.
@@ -10,6 +12,7 @@ VENV ?= .venv
 BIN := $(VENV)/bin
 TORCH_CPU ?= torch==2.13.0
 BOOKFLAGS ?= -W --keep-going
+PROFILE ?= $(or $(ATTNSINK_PROFILE),full)
 STAMP := $(VENV)/.installed
 
 REMOTE ?= origin
@@ -32,15 +35,15 @@ $(STAMP): pyproject.toml
 	touch $(STAMP)
 
 book: $(STAMP)
-	$(BIN)/jupyter-book build . $(BOOKFLAGS)
+	ATTNSINK_PROFILE=$(PROFILE) $(BIN)/jupyter-book build . $(BOOKFLAGS)
 
 test: $(STAMP)
-	$(BIN)/python -m pytest tests --nbmake book/ --nbmake-timeout=1200 --durations=10
+	ATTNSINK_PROFILE=quick $(BIN)/python -m pytest tests --nbmake book/ --nbmake-timeout=1200 --durations=10
 
 # Every experiment's full profile, trained and put in the repository's store (store/), the
 # cheapest first. On two CPU cores this takes many hours (benchmarks/RESULTS.md); what is stored
 # is never trained again, so a rerun resumes, on this machine or another. `make status` says
-# what is stored, missing and stale; ATTNSINK_PROFILE=full make book then reads the store.
+# what is stored, missing and stale; make book then reads the store.
 FULL_EXPERIMENTS := single_layer capped_bos multi_layer blocks backcopy text_lm text_scale sweep variants constant_default broadcast
 
 full-cache: $(STAMP)
