@@ -50,6 +50,36 @@ def _linear_fit(change: torch.Tensor, source: torch.Tensor) -> float:
     return float(1 - resid.pow(2).sum() / total)
 
 
+def _probes(model, x, bos_out, y_hat, m, asks_mean, asks_zero) -> dict:
+    """:func:`broadcast_measures`' two probes of what the second layer takes from BOS's
+    first-layer output ``bos_out`` (batch, d): ``m' - m`` added to it (``read_gain``,
+    ``read_gain_zero``), and it swapped for the sequence before's (``handed_on``,
+    ``zero_rows_moved``)."""
+    donor = torch.roll(torch.arange(len(x)), 1)  # sequence b is paired with b - 1
+    step = m[donor] - m  # (batch, d)
+
+    def run_with(new_bos):
+        def edit(at, heads_out):
+            if at != 0:
+                return heads_out
+            heads_out = heads_out.clone()
+            heads_out[:, :, 0] = 0.0
+            heads_out[:, 0, 0] = new_bos  # BOS's first-layer output, all in head 0
+            return heads_out
+
+        return model(x, edit=edit)[0] - y_hat
+
+    gap = step.norm(dim=-1).mean()
+    steps = step[:, None, :].expand_as(x)
+    out = {}
+    for name, new_bos in (("read_gain", bos_out + step), ("handed_on", bos_out[donor])):
+        change = run_with(new_bos)
+        moved = change.norm(dim=-1)[asks_zero].mean() / gap
+        out[name] = _slope(change[asks_mean], steps[asks_mean])
+        out["read_gain_zero" if name == "read_gain" else "zero_rows_moved"] = float(moved)
+    return out
+
+
 @torch.no_grad()
 def broadcast_measures(model, task: GlobalTriggerTask, batch: Batch) -> dict:
     """Does BOS gather the global mean :math:`m` and hand it on? On ``batch``, with the rows
@@ -114,27 +144,7 @@ def broadcast_measures(model, task: GlobalTriggerTask, batch: Batch) -> dict:
         "zero_rows_out": [float(o[asks_zero].norm(dim=-1).mean()) for o in layers],
         "zero_rows_sum": float(sum(layers)[asks_zero].norm(dim=-1).mean()),
     }
-    donor = torch.roll(torch.arange(len(x)), 1)  # sequence b is paired with b - 1
-    step = m[donor] - m  # (batch, d)
-
-    def run_with(new_bos):
-        def edit(at, heads_out):
-            if at != 0:
-                return heads_out
-            heads_out = heads_out.clone()
-            heads_out[:, :, 0] = 0.0
-            heads_out[:, 0, 0] = new_bos  # BOS's first-layer output, all in head 0
-            return heads_out
-
-        return model(x, edit=edit)[0] - y_hat
-
-    gap = step.norm(dim=-1).mean()
-    steps = step[:, None, :].expand_as(x)
-    for name, new_bos in (("read_gain", layers[0][:, 0] + step), ("handed_on", layers[0][donor, 0])):
-        change = run_with(new_bos)
-        moved = change.norm(dim=-1)[asks_zero].mean() / gap
-        out[name] = _slope(change[asks_mean], steps[asks_mean])
-        out["read_gain_zero" if name == "read_gain" else "zero_rows_moved"] = float(moved)
+    out.update(_probes(model, x, layers[0][:, 0], y_hat, m, asks_mean, asks_zero))
     ablation = ablate_trigger_heads(model, batch, rows=asks_zero)
     out["ablate_zero"], out["ablate_mean"] = ablation["zero"].tolist(), ablation["mean"].tolist()
     out["ablate_tol"] = WRITE_SHARE * job_cost(batch, task)
