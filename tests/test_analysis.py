@@ -2,6 +2,7 @@
 
 from types import SimpleNamespace
 
+import numpy as np
 import pandas as pd
 import pytest
 import torch
@@ -196,3 +197,23 @@ def test_frames_behind_the_figures():
     at_defaults = an.grid_slice(runs, "seq_len", ["seq_len", "d_model"], {"seq_len": 16, "d_model": 16})
     assert list(at_defaults["seq_len"]) == [8, 16, 32]  # d_model held at 16
     assert len(an.grid_slice(runs, "seq_len", ["seq_len", "d_model"], {"d_model": 8})) == 5  # one value only: all
+
+
+def test_block_standard_error_is_the_spread_of_block_means():
+    from attnsink.analysis import block_standard_error
+
+    rng = np.random.default_rng(0)
+    v = rng.normal(size=1000)
+    # independent values: about sigma / sqrt(n) for any block size
+    for block in (1, 10):
+        assert block_standard_error(v, block) == pytest.approx(1 / np.sqrt(1000), rel=0.25)
+    assert block_standard_error(v, 1) == pytest.approx(v.std(ddof=1) / np.sqrt(1000))
+    # a sequence whose neighbours are equal in runs of 10: blocks of 1 understate the error
+    runs = np.repeat(rng.normal(size=100), 10)
+    assert block_standard_error(runs, 10) > 2.5 * block_standard_error(runs, 1)
+    assert block_standard_error(np.arange(25.0), 10) == pytest.approx(10 / np.sqrt(2) / np.sqrt(2))
+    for bad in (0, 2.0, True):
+        with pytest.raises(ValueError, match="block"):
+            block_standard_error(v, bad)
+    with pytest.raises(ValueError, match="two blocks"):
+        block_standard_error(v[:15], 10)

@@ -35,7 +35,8 @@ LAYERS = [
         "experiments.language",
         "experiments.grid",
     ],
-    ["experiments.scale"],  # the text GPT on more text: reuses experiments.language's trainer
+    ["experiments.scale", "experiments.decay"],  # the text GPT on more text, at other weight
+    # decays: both reuse experiments.language's trainer
     ["experiments"],
     ["stored"],
     ["__main__"],

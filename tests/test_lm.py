@@ -597,3 +597,67 @@ def test_text_scale_experiment_records_what_its_heads_write_and_reuses_the_cache
     monkeypatch.setattr("attnsink.lm.ablate_heads", refuse)  # the analysis is kept too
     again = text_scale("quick", cache_dir=tmp_path / "c")
     assert as_written(again.runs) == as_written(result.runs)
+
+
+def test_text_decay_experiment_varies_the_weight_decay_and_shares_text_lms_runs(tmp_path, monkeypatch):
+    from attnsink import profiles
+    from attnsink.analysis import sink_history_frame
+    from attnsink.experiments import language, text_decay, text_lm
+
+    tiny = profiles.Settings(seeds=1, steps=20, lr=profiles.TEXT_LRS[1], batch_size=4)
+    monkeypatch.setitem(profiles.TEXT, "quick", tiny)
+    monkeypatch.setitem(profiles.TEXT_DECAY, "quick", tiny)
+    monkeypatch.setattr(language, "TEXT_EVERY", 10)
+    cache = tmp_path / "c"
+    text_lm("quick", cache_dir=cache, workers=1)
+    before = {p.name for p in cache.rglob("*.pt")}
+    result = text_decay("quick", cache_dir=cache, workers=1)
+    new = {p.name for p in cache.rglob("*.pt")} - before
+    # text_lm's runs at its weight decay and this rate are these runs (and their analyses): only
+    # the other decays train, each model kept with its analysis
+    assert len(new) == 2 * (len(profiles.DECAY_RATES) - 1) * len(profiles.TEXT_RULES)
+    assert [(r["attention"], r["weight_decay"]) for r in result.runs] == [
+        (rule, wd) for wd in profiles.DECAY_RATES for rule in profiles.TEXT_RULES
+    ]
+    layers, heads = profiles.TEXT_MODEL["n_layers"], profiles.TEXT_MODEL["n_heads"]
+    for r in result.runs:
+        assert r["lr"] == profiles.TEXT_LRS[1] and np.asarray(r["first_mean"]).shape == (layers, heads)
+        assert np.asarray(r["ablate_zero"]).shape == (layers, heads) and r["history"]["step"] == [10, 20]
+    # the models differ with the weight decay, so the records do too
+    assert len({round(r["val_loss"], 6) for r in result.runs}) == len(result.runs)
+    panels = set(sink_history_frame(result.runs)["panel"])
+    assert panels == {f"{rule}, lr {tiny.lr:g}, wd {wd:g}" for wd in profiles.DECAY_RATES for rule in profiles.TEXT_RULES}
+
+
+def test_tiles_cover_the_held_out_text_once_in_order():
+    from attnsink.lm import CharText, PythonSource
+
+    for task in (CharText(seq_len=16), CharText(seq_len=16, bos=False), PythonSource(seq_len=32, val_fraction=0.01)):
+        data, _ = task.encoded()
+        held = data[int(len(data) * (1 - task.val_fraction)) :]
+        x = task.tiles("val")
+        width = task.seq_len - task.bos
+        assert x.shape == (len(held) // width, task.seq_len) and x.dtype == torch.int64
+        text = x[:, 1:] if task.bos else x
+        assert torch.equal(text.reshape(-1), held[: len(x) * width])  # every character once, in order
+        if task.bos:
+            assert (x[:, 0] == task.bos_id).all()
+    with pytest.raises(ValueError, match="split"):
+        CharText().tiles("test")
+
+
+def test_window_losses_average_to_lm_loss_and_reject_bad_input():
+    from attnsink.lm import GPT, CharText, lm_loss, window_losses
+
+    task = CharText(seq_len=16)
+    torch.manual_seed(0)
+    model = GPT(vocab_size=task.vocab_size, seq_len=task.seq_len, d_model=16, n_layers=1, n_heads=2)
+    x = task.tiles("val")[:50]
+    losses = window_losses(model, x, batch=7)  # batches that do not divide the windows
+    assert losses.shape == (50,) and losses.dtype == torch.float64
+    assert losses.mean().item() == pytest.approx(lm_loss(model, x).item(), rel=1e-5)
+    assert losses[3].item() == pytest.approx(lm_loss(model, x[3:4]).item(), rel=1e-5)
+    with pytest.raises(ValueError, match="batch"):
+        window_losses(model, x, batch=0)
+    with pytest.raises(ValueError, match="x must be"):
+        window_losses(model, x[:, :1])

@@ -292,3 +292,23 @@ def test_millions_reads_as_a_reader_writes_counts():
 
     assert millions(20_160_000) == "20.2 million" and millions(4_228_602) == "4.2 million"
     assert millions(420_000) == "420,000" and millions(999_999.6) == "1,000,000"
+
+
+def test_paired_sentence_counts_the_seeds_on_each_side_of_zero():
+    from attnsink.prose import paired_sentence
+
+    assert paired_sentence([0.02, 0.04], [0.005, 0.005]) == (
+        "seed by seed the difference is +0.020 to +0.040 bits per character, "
+        "each more than two standard errors above zero"
+    )
+    assert paired_sentence([0.02, 0.001, -0.03], [0.005, 0.005, 0.01]) == (
+        "seed by seed the difference is -0.030 to +0.020 bits per character, "
+        "1 of 3 more than two standard errors above zero, 1 of 3 more than two standard "
+        "errors below zero and 1 of 3 within two standard errors of zero"
+    )
+    assert paired_sentence([0.0, 0.001], [0.01, 0.01], "nats") == (
+        "seed by seed the difference is +0.000 to +0.001 nats, each within two standard errors of zero"
+    )
+    assert paired_sentence([0.021], [0.008]) == "from the one seed it is +0.021 ± 0.016 bits per character (two standard errors)"
+    with pytest.raises(ValueError, match="diffs and ses"):
+        paired_sentence([0.1, 0.2], [0.1])

@@ -254,6 +254,21 @@ def spread(values: pd.Series) -> str:
     return mean_range(values)
 
 
+def block_standard_error(values, block: int) -> float:
+    """The standard error of the mean of ``values``, a sequence in order (losses of
+    consecutive text windows, say), from the means of its ``block`` consecutive values
+    (batch means: neighbours may be correlated, blocks much less), the last partial block
+    left out. ``ValueError`` for fewer than two whole blocks."""
+    v = np.asarray(values, dtype=float)
+    if not isinstance(block, int) or isinstance(block, bool) or block < 1:
+        raise ValueError(f"block must be a positive integer, got {block!r}")
+    n = v.size // block
+    if v.ndim != 1 or n < 2:
+        raise ValueError(f"values must be one sequence of at least two blocks of {block}, got shape {v.shape}")
+    means = v[: n * block].reshape(n, block).mean(axis=1)
+    return float(means.std(ddof=1) / np.sqrt(n))
+
+
 def mean_range(values, digits: int = 3) -> str:
     """'0.044 (0.040–0.048)': the mean and, in brackets, the smallest and largest value (over
     seeds, say), to ``digits`` decimals, negative numbers with a minus sign (−); the mean
@@ -395,16 +410,18 @@ def backcopy_frame(runs: list[dict]) -> pd.DataFrame:
 def sink_history_frame(runs: list[dict]) -> pd.DataFrame:
     """Language models during training, one row per (run, step, layer): the largest of the
     layer's heads' mean weights on token 0 (``weight``), with the ``panel`` (rule and
-    learning rate), ``seed`` and ``step``."""
+    learning rate, and the weight decay where the runs differ in it), ``seed`` and ``step``."""
     rows = []
+    decays = {r.get("weight_decay") for r in runs}
     for r in runs:
         h = r["history"]
         first = np.asarray(h["first_mean"])  # (steps, layers, heads)
+        panel = f"{r['attention']}, lr {r['lr']:g}" + (f", wd {r['weight_decay']:g}" if len(decays) > 1 else "")
         for i, step in enumerate(h["step"]):
             for layer in range(first.shape[1]):
                 rows.append(
                     {
-                        "panel": f"{r['attention']}, lr {r['lr']:g}",
+                        "panel": panel,
                         "seed": r["seed"],
                         "layer": layer,
                         "step": step,

@@ -78,6 +78,33 @@ def difference_phrase(diff: float, unit: str) -> str:
     return f"{abs(diff):.3f} {unit} {'lower' if diff < 0 else 'higher'} than"
 
 
+def paired_sentence(diffs, ses, unit: str = "bits per character") -> str:
+    """Paired differences (one model minus another from the same seed) and their standard
+    errors, as a clause: 'seed by seed the difference is +0.015 to +0.045 bits per character,
+    each more than two standard errors above zero', '..., 2 of 3 more than two standard errors
+    above zero', or, for one seed, 'from the one seed it is +0.021 ± 0.016 (two standard
+    errors)'."""
+    d, se = np.asarray(diffs, dtype=float), np.asarray(ses, dtype=float)
+    if d.shape != se.shape or d.ndim != 1 or not d.size:
+        raise ValueError(f"diffs and ses must be two sequences of one length, got {d.shape} and {se.shape}")
+    if d.size == 1:
+        return f"from the one seed it is {d[0]:+.3f} ± {2 * se[0]:.3f} {unit} (two standard errors)"
+    above, below = int((d > 2 * se).sum()), int((d < -2 * se).sum())
+    head = f"seed by seed the difference is {d.min():+.3f} to {d.max():+.3f} {unit}"
+    parts = []
+    for n, side in ((above, "above"), (below, "below")):
+        if n == d.size:
+            parts.append(f"each more than two standard errors {side} zero")
+        elif n:
+            parts.append(f"{n} of {d.size} more than two standard errors {side} zero")
+    within = d.size - above - below
+    if within == d.size:
+        parts.append("each within two standard errors of zero")
+    elif within:
+        parts.append(f"{within} of {d.size} within two standard errors of zero")
+    return head + ", " + (parts[0] if len(parts) == 1 else ", ".join(parts[:-1]) + " and " + parts[-1])
+
+
 def settings_phrase(settings) -> str:
     """'one seed of 2,000 steps per model', '3 seeds of 20,000 steps per model', from a
     :class:`~attnsink.profiles.Settings` (its ``seeds`` and ``steps``)."""

@@ -4,6 +4,7 @@ Modules: :mod:`~attnsink.experiments.base` (what they share), :mod:`~attnsink.ex
 :mod:`~attnsink.experiments.capped`, :mod:`~attnsink.experiments.deep`,
 :mod:`~attnsink.experiments.sweeps`, :mod:`~attnsink.experiments.rules`,
 :mod:`~attnsink.experiments.language`, :mod:`~attnsink.experiments.scale`,
+:mod:`~attnsink.experiments.decay`,
 :mod:`~attnsink.experiments.constant` and :mod:`~attnsink.experiments.broadcast`.
 Every experiment is called the same way, ``NAME(profile=None, *, seeds=None, device=None,
 progress=False, cache_dir=None, workers=None)``, returns an :class:`~attnsink.experiments.base.ExperimentResult`
@@ -24,6 +25,8 @@ experiment                what it trains                      chapters
 :func:`text_lm`           a character-level GPT on English    8
 :func:`text_scale`        the same GPT on ten times more      8
                           text (Python source)
+:func:`text_decay`        the English GPT at several weight   8
+                          decays, softmax and ReLU
 :func:`constant_default`  every rule on the task with a       9
                           constant target off the trigger
 :func:`broadcast`         2-layer softmax models without the  9
@@ -55,6 +58,7 @@ from .base import EXPERIMENTS, Context, ExperimentResult, experiment, run_record
 from .broadcast import broadcast
 from .capped import capped_bos
 from .constant import CONSTANT_RULES, constant_default
+from .decay import text_decay
 from .deep import blocks, multi_layer
 from .language import backcopy, text_lm
 from .one_head import single_layer
@@ -95,6 +99,7 @@ __all__ = [
     "run_record",
     "single_layer",
     "sweep",
+    "text_decay",
     "text_lm",
     "text_scale",
     "variants",

@@ -31,6 +31,7 @@ from .metrics import (
     head_outputs,
     head_rows,
     sink_rows,
+    window_losses,
 )
 from .model import GPT, Block, lm_loss
 from .training import GPTSpec, LMResult, learning_rate, load_gpt, param_groups, train_gpt, train_lm
@@ -58,6 +59,7 @@ __all__ = [
     "load_gpt",
     "param_groups",
     "sink_rows",
+    "window_losses",
     "task_config",
     "text_corpus",
     "train_gpt",

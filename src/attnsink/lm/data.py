@@ -184,18 +184,30 @@ class CharText:
     def sample(self, n: int, seed: int, *, split: str = "train") -> torch.Tensor:
         """``n`` random windows of the ``split`` ('train' or 'val') part, as int64 (n, seq_len)."""
         check_int("n", n, 1)
+        part = self._part(split)
+        width = self.seq_len - (1 if self.bos else 0)
+        g = torch.Generator().manual_seed(seed)
+        starts = torch.randint(0, len(part) - width, (n,), generator=g)
+        return self._with_bos(part[starts[:, None] + torch.arange(width)])
+
+    def tiles(self, split: str = "val") -> torch.Tensor:
+        """The whole ``split`` part cut into windows side by side, in order, without overlap
+        (the characters after the last whole window are left out), as int64 (n, seq_len):
+        every held-out character once, for a loss over all of them."""
+        part = self._part(split)
+        width = self.seq_len - (1 if self.bos else 0)
+        n = len(part) // width
+        return self._with_bos(part[: n * width].reshape(n, width))
+
+    def _part(self, split: str) -> torch.Tensor:
         if split not in ("train", "val"):
             raise ValueError(f"split must be 'train' or 'val', got {split!r}")
         data, _ = self.encoded()
         cut = int(len(data) * (1 - self.val_fraction))
-        part = self._train_part(data[:cut]) if split == "train" else data[cut:]
-        width = self.seq_len - (1 if self.bos else 0)
-        g = torch.Generator().manual_seed(seed)
-        starts = torch.randint(0, len(part) - width, (n,), generator=g)
-        x = part[starts[:, None] + torch.arange(width)]
-        if self.bos:
-            x = torch.cat([torch.full((n, 1), self.bos_id), x], dim=1)
-        return x
+        return self._train_part(data[:cut]) if split == "train" else data[cut:]
+
+    def _with_bos(self, x: torch.Tensor) -> torch.Tensor:
+        return torch.cat([torch.full((len(x), 1), self.bos_id), x], dim=1) if self.bos else x
 
     def _train_part(self, train: torch.Tensor) -> torch.Tensor:
         """The text the training windows come from, given the training part ``train``."""

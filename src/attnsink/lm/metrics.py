@@ -220,6 +220,29 @@ def _edited_loss(model: GPT, inputs: torch.Tensor, targets: torch.Tensor, edit) 
     return F.cross_entropy(logits.reshape(-1, logits.shape[-1]), targets.reshape(-1)).item()
 
 
+def window_losses(model: GPT, x: torch.Tensor, *, batch: int = 256) -> torch.Tensor:
+    """Each window's mean next-token cross-entropy (nats per token) over the positions the
+    model trained on (inputs ``x[:, :-1]``, targets ``x[:, 1:]``: what
+    :func:`attnsink.lm.model.lm_loss` averages), float64 of shape (n,), ``batch`` windows at a
+    time: with :meth:`attnsink.lm.data.CharText.tiles`, the loss of the whole held-out text
+    window by window, so that its mean has a standard error."""
+    check_int("batch", batch, 1)
+    if x.dim() != 2 or x.shape[1] < 2:
+        raise ValueError(f"x must be (n, seq_len) windows with seq_len >= 2, got {tuple(x.shape)}")
+    out, was = [], model.training
+    model.eval()
+    try:
+        with torch.no_grad():
+            for chunk in x.split(batch):
+                chunk = chunk.to(device_of(model))
+                logits = model(chunk[:, :-1])
+                loss = F.cross_entropy(logits.transpose(1, 2), chunk[:, 1:], reduction="none")
+                out.append(loss.double().mean(1).cpu())
+    finally:
+        model.train(was)
+    return torch.cat(out)
+
+
 def _entropy(weights: torch.Tensor) -> torch.Tensor:
     """(batch, heads, query): each row's entropy once normalised to sum one, over the entropy of
     the uniform row on the keys it sees (1: spread evenly; 0: on one key); NaN for query 0 (it
