@@ -217,3 +217,16 @@ def test_block_standard_error_is_the_spread_of_block_means():
             block_standard_error(v, bad)
     with pytest.raises(ValueError, match="two blocks"):
         block_standard_error(v[:15], 10)
+
+
+def test_text_heads_frame_has_a_row_per_head_with_its_run():
+    from attnsink.analysis import TEXT_HEAD_KEYS, text_heads_frame
+
+    def run(rule, seed):
+        base = np.arange(6.0).reshape(2, 3) + seed
+        return {"attention": rule, "lr": 0.01, "weight_decay": 0.5, "seed": seed, **{k: base for k in TEXT_HEAD_KEYS}}
+
+    df = text_heads_frame([run("softmax", 0), run("relu", 1)])
+    assert len(df) == 12 and list(df.columns[:6]) == ["attention", "lr", "weight_decay", "seed", "layer", "head"]
+    row = df[(df["attention"] == "relu") & (df["layer"] == 1) & (df["head"] == 2)].iloc[0]
+    assert row["first_mean"] == 6.0 and row["ablate_first"] == 6.0 and row["weight_decay"] == 0.5

@@ -150,7 +150,7 @@ def test_sink_writes_sentence():
     assert prose.sink_writes_sentence(one, eps=EPS) == (
         "At their sink rows (the queries where more than half of a head's weight is on the first token), the head "
         "that ended as a sink writes a constant. Replacing the output there by zero costs 0.2500 nats per "
-        "character, replacing it by its mean 0.0001, and taking away only the first token's part of it (the head's "
+        "character, replacing it by its mean 1.0 × 10⁻⁴, and taking away only the first token's part of it (the head's "
         "weight on the first token times that token's value) 0.2000; the first token's value norm is 0.90 times the "
         "median other token's. "
         "What this head writes at the sink rows matters to the model, but only as a constant: not the trigger "

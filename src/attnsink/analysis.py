@@ -407,6 +407,32 @@ def backcopy_frame(runs: list[dict]) -> pd.DataFrame:
     return df
 
 
+TEXT_HEAD_KEYS = ("first_mean", "value_ratio", "first_share", "ablate_zero", "ablate_mean", "ablate_first")
+"""The per-head fields of the text GPTs' records (:func:`attnsink.experiments.language.text_heads`)."""
+
+
+def text_heads_frame(runs: list[dict]) -> pd.DataFrame:
+    """The text GPTs' heads (:func:`attnsink.experiments.text_lm`,
+    :func:`attnsink.experiments.text_decay`), one row per (run, layer, head): the run's
+    ``attention``, ``lr``, ``weight_decay`` and ``seed``, the ``layer`` and ``head``, and
+    the head's fields of :data:`TEXT_HEAD_KEYS`."""
+    rows = []
+    for r in runs:
+        fields = {k: np.asarray(r[k], dtype=float) for k in TEXT_HEAD_KEYS}
+        layers, heads = fields["first_mean"].shape
+        for layer in range(layers):
+            for head in range(heads):
+                rows.append(
+                    {
+                        **{k: r[k] for k in ("attention", "lr", "weight_decay", "seed")},
+                        "layer": layer,
+                        "head": head,
+                        **{k: float(v[layer, head]) for k, v in fields.items()},
+                    }
+                )
+    return pd.DataFrame(rows)
+
+
 def sink_history_frame(runs: list[dict]) -> pd.DataFrame:
     """Language models during training, one row per (run, step, layer): the largest of the
     layer's heads' mean weights on token 0 (``weight``), with the ``panel`` (rule and

@@ -10,6 +10,8 @@ from __future__ import annotations
 
 import os
 
+from .prose import number  # noqa: F401  (the book's cells import it from here)
+
 
 def setup(profile: str | None = None, *, train: bool | None = None) -> str:
     """Resolve the profile (:func:`attnsink.profiles.resolve_profile`), print
@@ -57,29 +59,6 @@ def models_line(profile: str, *, train: bool, store: bool, cache: bool, chosen: 
         fate, how = "; missing ones are not trained", "ATTNSINK_TRAIN=1 trains them"
     default = "" if chosen else f" ({'GPU' if profile == 'full' else 'no GPU'})"
     return f"profile {profile}{default}: {where}{fate} ({how}; ATTNSINK_PROFILE=quick|full switches)"
-
-
-SUPERSCRIPTS = str.maketrans("-0123456789", "\u207b\u2070\u00b9\u00b2\u00b3\u2074\u2075\u2076\u2077\u2078\u2079")
-
-
-def number(x, precision: int = 3) -> str:
-    """A number as a reader writes it: ``precision`` decimals from 10^(1 - precision) up to
-    10^5 (``number(0.0123)`` is '0.012'), otherwise two significant digits times a power
-    of ten in superscript ('3.2 × 10⁻⁵', '1.5 × 10⁶'); '0' for zero and '–' for a missing
-    value (None or NaN). Used by :func:`table` and for numbers glued into the text."""
-    import math
-
-    if x is None or (isinstance(x, float) and math.isnan(x)):
-        return "\u2013"
-    x = float(x)
-    if x == 0:
-        return "0"
-    if math.isinf(x):
-        return "\u221e" if x > 0 else "\u2212\u221e"
-    if 10 ** (1 - precision) <= abs(x) < 1e5:
-        return f"{x:.{precision}f}".replace("-", "\u2212")
-    mantissa, exponent = f"{x:.1e}".split("e")
-    return f"{mantissa.replace('-', chr(0x2212))} \u00d7 10{str(int(exponent)).translate(SUPERSCRIPTS)}"
 
 
 def table(df, caption: str, *, precision: int = 3, index: bool = True, formats: dict | None = None):

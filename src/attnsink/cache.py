@@ -105,13 +105,18 @@ def _encode(config: dict, payload: Any, meta: dict | None = None) -> bytes:
     return MAGIC + hashlib.sha256(body).digest() + body
 
 
-def _decode_entry(data: bytes, config: dict) -> dict:
+def _checked_entry(data: bytes) -> dict:
+    """The entry an entry file's bytes hold, once its format and checksum are checked."""
     if len(data) < len(MAGIC) + _DIGEST or not data.startswith(MAGIC):
         raise ValueError("not a cache file of this format, or truncated")
     digest, body = data[len(MAGIC) : len(MAGIC) + _DIGEST], data[len(MAGIC) + _DIGEST :]
     if hashlib.sha256(body).digest() != digest:
         raise ValueError("checksum mismatch (truncated or corrupted)")
-    entry = torch.load(io.BytesIO(body), weights_only=True)
+    return torch.load(io.BytesIO(body), weights_only=True)
+
+
+def _decode_entry(data: bytes, config: dict) -> dict:
+    entry = _checked_entry(data)
     if entry["config"] != json.dumps(config, sort_keys=True):
         raise ValueError("stored config differs from the requested one")
     return entry
@@ -188,11 +193,11 @@ def store_entry_path(store_dir: str | Path, config: dict) -> Path:
 
 def read_config(path: str | Path) -> dict:
     """The config an entry file was written for (checked as :func:`load` checks it)."""
-    data = Path(path).read_bytes()
-    body = data[len(MAGIC) + _DIGEST :]
-    if not data.startswith(MAGIC) or hashlib.sha256(body).digest() != data[len(MAGIC) : len(MAGIC) + _DIGEST]:
-        raise ValueError(f"{path} is not a whole cache file of this format")
-    return json.loads(torch.load(io.BytesIO(body), weights_only=True)["config"])
+    try:
+        entry = _checked_entry(Path(path).read_bytes())
+    except ValueError as e:
+        raise ValueError(f"{path} is not a whole cache file of this format ({e})") from None
+    return json.loads(entry["config"])
 
 
 def _read(path: Path, config: dict) -> dict | None:

@@ -17,6 +17,29 @@ import pandas as pd
 # ---- phrases ----
 
 
+SUPERSCRIPTS = str.maketrans("-0123456789", "\u207b\u2070\u00b9\u00b2\u00b3\u2074\u2075\u2076\u2077\u2078\u2079")
+
+
+def number(x, precision: int = 3) -> str:
+    """A number as a reader writes it: ``precision`` decimals from 10^(1 - precision) up to
+    10^5 (``number(0.0123)`` is '0.012'), otherwise two significant digits times a power
+    of ten in superscript ('3.2 × 10⁻⁵', '1.5 × 10⁶'); '0' for zero and '–' for a missing
+    value (None or NaN). Used by :func:`attnsink.book.table` and for numbers glued into the text."""
+    import math
+
+    if x is None or (isinstance(x, float) and math.isnan(x)):
+        return "\u2013"
+    x = float(x)
+    if x == 0:
+        return "0"
+    if math.isinf(x):
+        return "\u221e" if x > 0 else "\u2212\u221e"
+    if 10 ** (1 - precision) <= abs(x) < 1e5:
+        return f"{x:.{precision}f}".replace("-", "\u2212")
+    mantissa, exponent = f"{x:.1e}".split("e")
+    return f"{mantissa.replace('-', chr(0x2212))} \u00d7 10{str(int(exponent)).translate(SUPERSCRIPTS)}"
+
+
 def plural(n: int, word: str, many: str | None = None) -> str:
     """``n`` and ``word`` agreeing with it: ``plural(1, "run")`` is '1 run', ``plural(0,
     "run")`` '0 runs', ``plural(2, "head", "heads")`` '2 heads' (``many`` for an irregular
@@ -263,9 +286,10 @@ def sink_writes_sentence(heads: pd.DataFrame, *, eps: float) -> str:
 
 
 def _nats(values) -> str:
-    """'0.0123' or '-0.0001 to 0.3456': a change in loss, four decimals."""
+    """'0.0123' or '−0.0012 to 0.3456': a change in loss, four decimals (:func:`number`, so a
+    change below 10⁻³ in size is written in powers of ten, never as '-0.0000')."""
     v = np.asarray(values, dtype=float)
-    return f"{v.min():.4f}" if v.size == 1 else f"{v.min():.4f} to {v.max():.4f}"
+    return number(v.min(), 4) if v.size == 1 else f"{number(v.min(), 4)} to {number(v.max(), 4)}"
 
 
 def course_sentence(heads: pd.DataFrame, runs: list[dict], settings, *, eps: float, full=None) -> str:
