@@ -442,8 +442,11 @@ def test_backcopy_metrics_measure_entropy_and_what_heads_write():
     assert e[0, 0, 1] == pytest.approx(1) and e[0, 0, 2] == 0  # spread evenly / on one key
     assert torch.isnan(e[0, 1, 1]) and e[0, 1, 2] == pytest.approx(1)  # an empty row has no entropy
     m = backcopy_metrics(small(seed=1), TASK, n=32)
-    for key in ("entropy_ordinary", "out_ratio", "first_value", "ablate_zero", "ablate_trigger_mean"):
+    for key in ("entropy_ordinary", "out_ordinary", "out_ratio", "first_value", "ablate_zero", "ablate_trigger_mean"):
         assert np.asarray(m[key]).shape == (2, 2)
+    # the ratio is the ordinary norm over the trigger norm: both positive, so it divides back
+    ordinary, ratio = np.asarray(m["out_ordinary"]), np.asarray(m["out_ratio"])
+    assert (ordinary > 0).all() and (ordinary / ratio > 0).all()
     assert m["best_loss"] < m["loss"] and m["best_copy_loss"] == 0 and m["best_other_loss"] > 0
 
 

@@ -312,3 +312,17 @@ def test_paired_sentence_counts_the_seeds_on_each_side_of_zero():
     assert paired_sentence([0.021], [0.008]) == "from the one seed it is +0.021 ± 0.016 bits per character (two standard errors)"
     with pytest.raises(ValueError, match="diffs and ses"):
         paired_sentence([0.1, 0.2], [0.1])
+
+
+def test_span_never_writes_a_range_of_zeros():
+    from attnsink.prose import span
+
+    assert span([0.12, 0.34]) == "0.12 to 0.34"
+    assert span([0.121, 0.119]) == "0.12"
+    assert span([0.001, 0.002]) == "under 0.005"
+    assert span([0.0, 0.002]) == "0.00 to under 0.005"
+    assert span([0.001, 0.3]) == "under 0.005 to 0.30"
+    assert span([-0.2, 0.1], digits=1) == "\u22120.2 to 0.1"
+    assert span([-0.001, 0.001]) == "between \u22120.005 and 0 to under 0.005"
+    with pytest.raises(ValueError, match="at least one"):
+        span([])

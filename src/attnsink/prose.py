@@ -40,6 +40,24 @@ def number(x, precision: int = 3) -> str:
     return f"{mantissa.replace('-', chr(0x2212))} \u00d7 10{str(int(exponent)).translate(SUPERSCRIPTS)}"
 
 
+def span(values, digits: int = 2) -> str:
+    """The smallest and largest of ``values`` as a reader writes a range: '0.12 to 0.34'; one
+    number when both round alike ('0.12'); a value that rounds to zero but is not zero as
+    'under 0.005' (for two decimals), so that a range never reads '0.00 to 0.00'."""
+    v = np.asarray(values, dtype=float)
+    if not v.size:
+        raise ValueError("span needs at least one value")
+    floor = 0.5 * 10.0**-digits
+
+    def fmt(x: float) -> str:
+        if x != 0 and abs(x) < floor:
+            return f"under {floor:g}" if x > 0 else f"between \u2212{floor:g} and 0"
+        return f"{x:.{digits}f}".replace("-", "\u2212")
+
+    lo, hi = fmt(float(v.min())), fmt(float(v.max()))
+    return lo if lo == hi else f"{lo} to {hi}"
+
+
 def plural(n: int, word: str, many: str | None = None) -> str:
     """``n`` and ``word`` agreeing with it: ``plural(1, "run")`` is '1 run', ``plural(0,
     "run")`` '0 runs', ``plural(2, "head", "heads")`` '2 heads' (``many`` for an irregular

@@ -267,8 +267,9 @@ def backcopy_metrics(model: GPT, task: BigramBackcopy, *, n: int = 256, seed: in
     triggers (``*_trigger``) and at ordinary queries from the first real token on
     (``*_ordinary``): the weight on token 0 (``first_*``) and the whole row's weight
     (``row_*``); at ordinary queries the rows' normalised entropy (``entropy_ordinary``, 1 for
-    weight spread evenly, see :func:`_entropy`) and the head's mean output norm over that at
-    triggers (``out_ratio``); :func:`first_value_ratio` (``first_value``); and what the head's
+    weight spread evenly, see :func:`_entropy`), the head's mean output norm (through the
+    output map, ``out_ordinary``) and that over its mean output norm at triggers
+    (``out_ratio``); :func:`first_value_ratio` (``first_value``); and what the head's
     output at ordinary queries is worth (:func:`ablate_heads`: ``ablate_zero``,
     ``ablate_mean``), and at triggers, where a copying head's output is the answer
     (``ablate_trigger_zero``, ``ablate_trigger_mean``). Per layer, what all its heads' outputs
@@ -298,9 +299,10 @@ def backcopy_metrics(model: GPT, task: BigramBackcopy, *, n: int = 256, seed: in
         out[f"first_{name}"] = [((a[..., 0] * w).sum((0, 2)) / w.sum((0, 2))).tolist() for a in attns]
         out[f"row_{name}"] = [((a.sum(-1) * w).sum((0, 2)) / w.sum((0, 2))).tolist() for a in attns]
     out["entropy_ordinary"] = [_entropy(a).transpose(0, 1)[:, ordinary].nanmean(-1).tolist() for a in attns]
-    out["out_ratio"], out["first_value"] = [], []
+    out["out_ordinary"], out["out_ratio"], out["first_value"] = [], [], []
     for a, v in zip(attns, values):
         norm = (a @ v).norm(dim=-1).transpose(0, 1)  # (heads, n, query)
+        out["out_ordinary"].append(norm[:, ordinary].mean(-1).tolist())
         out["out_ratio"].append((norm[:, ordinary].mean(-1) / norm[:, copy].mean(-1)).tolist())
         out["first_value"].append(first_value_ratio(v).tolist())
     for name, rows in (("", ordinary), ("_trigger", copy)):
@@ -318,6 +320,7 @@ HEAD_KEYS = (
     "row_trigger",
     "row_ordinary",
     "entropy_ordinary",
+    "out_ordinary",
     "out_ratio",
     "first_value",
     "ablate_zero",
