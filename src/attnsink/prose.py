@@ -261,6 +261,16 @@ def sink_sentence(
     )
 
 
+WRITES = {
+    "nothing": "nothing that matters",
+    "constant": "a constant",
+    "informative": "something that depends on the input",
+    "harmful": "something the model does better without, or with a constant in its place",
+    "unmeasured": "at no sink row",
+}
+"""What a head writes, by :func:`attnsink.metrics.what_it_writes`' labels, in words."""
+
+
 def sink_writes_sentence(heads: pd.DataFrame, *, eps: float) -> str:
     """What the softmax heads that end as sinks (``first_mean`` above ``eps``) write at their
     sink rows, by ablation: how many write nothing, a constant or something that depends on
@@ -273,13 +283,7 @@ def sink_writes_sentence(heads: pd.DataFrame, *, eps: float) -> str:
         return "No softmax head ended as a sink, so there is no sink's output to test."
     kinds = sinks["writes"]
     n = len(sinks)
-    words = {
-        "nothing": "nothing that matters",
-        "constant": "a constant",
-        "informative": "something that depends on the input",
-        "harmful": "something the model does better without, or with a constant in its place",
-        "unmeasured": "at no sink row",
-    }
+    words = WRITES
     counts = [f"{count_phrase(int((kinds == k).sum()), 'head')} {words[k]}" for k in words if (kinds == k).any()]
     if n == 1:
         what = f"the head that ended as a sink writes {words[kinds.iloc[0]]}"
