@@ -246,9 +246,10 @@ def test_softmax_silence_sentence():
     assert prose.softmax_silence_sentence(cond) == (
         "Of these 2 softmax heads, 1 puts at least half of its silent rows on null keys (the first token takes "
         "0.80 of the weight on average in those). At their silent queries the values they read partly cancel "
-        "(coherence 0.25 to 0.50, against 1.00 at active ones), which accounts for a factor of 2.0 to 4.0 of the "
-        "4.0 to 5.0 times less they write there; the rest comes from the values they weigh there being shorter, "
-        "and none of them is near zero."
+        "(coherence 0.25 to 0.50, against 1.00 at active ones, a factor of 2.0 to 4.0), and the values they weigh "
+        "there are also shorter: together the two make the 4.0 to 5.0 times less they write there. Each factor is "
+        "a mean over other queries, so they do not multiply to the drop, and we do not split it between them; none "
+        "of them is near zero."
     )
     none_parked = cond.assign(null_silent=0.0)  # no head to average over: no "nan" in the text
     text = prose.softmax_silence_sentence(none_parked)
@@ -258,7 +259,7 @@ def test_softmax_silence_sentence():
     assert prose.softmax_silence_sentence(one).startswith(
         "Of this one softmax head, 1 puts at least half of its silent rows on null keys (the first token takes "
         "0.80 of the weight on average in those). At its silent queries the values it reads partly cancel "
-        "(coherence 0.50, against 1.00 at active ones), which accounts for a factor of 2.0 of the 5.0 times"
+        "(coherence 0.50, against 1.00 at active ones, a factor of 2.0), and the values it weighs there are also"
     )
 
 

@@ -407,7 +407,15 @@ def backcopy_frame(runs: list[dict]) -> pd.DataFrame:
     return df
 
 
-TEXT_HEAD_KEYS = ("first_mean", "value_ratio", "first_share", "ablate_zero", "ablate_mean", "ablate_first")
+TEXT_HEAD_KEYS = (
+    "first_mean",
+    "value_ratio",
+    "first_share",
+    "sink_rows",
+    "ablate_zero",
+    "ablate_mean",
+    "ablate_first",
+)
 """The per-head fields of the text GPTs' records (:func:`attnsink.experiments.language.text_heads`)."""
 
 

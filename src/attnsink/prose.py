@@ -266,7 +266,7 @@ WRITES = {
     "constant": "a constant",
     "informative": "something that depends on the input",
     "harmful": "something the model does better without, or with a constant in its place",
-    "unmeasured": "at no sink row",
+    "unmeasured": "something the test cannot read (it has too few sink rows)",
 }
 """What a head writes, by :func:`attnsink.metrics.what_it_writes`' labels, in words."""
 
@@ -452,9 +452,10 @@ def softmax_silence_sentence(cond: pd.DataFrame, *, quiet: float = 0.25) -> str:
     return (
         f"Of {heads}, {park}. At {their} silent queries the values {they} {agree(len(c), 'reads', 'read')} partly "
         f"cancel (coherence {span(c['coherence_silent'], '.2f')}, against {span(c['coherence_active'], '.2f')} at "
-        f"active ones), which accounts for a factor of {span(cancel, '.1f')} of the {span(drop, '.1f')} times less "
-        f"{they} {agree(len(c), 'writes', 'write')} there; the rest comes from the values {they} weigh there being "
-        f"shorter, and {'it is not' if one else 'none of them is'} near zero."
+        f"active ones, a factor of {span(cancel, '.1f')}), and the values {they} {agree(len(c), 'weighs', 'weigh')} there are also shorter: "
+        f"together the two make the {span(drop, '.1f')} times less {they} {agree(len(c), 'writes', 'write')} there. "
+        "Each factor is a mean over other queries, so they do not multiply to the drop, and we do not split it "
+        f"between them; {'the head is not' if one else 'none of them is'} near zero."
     )
 
 
