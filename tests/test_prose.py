@@ -135,8 +135,13 @@ def test_sink_sentence_none_at_the_end():
     # a head that hovers at the threshold late in training is on it, not gone
     hover = [run("softmax", 0.003, [[[0.1, 0.1]], [[0.1, 0.1]], [[0.1, 0.1]], [[0.1, 0.32]]])]
     assert prose.sink_sentence(heads, hover, "softmax", 0.003, eps=EPS, every=500).endswith(
-        "averages 0.320, above 0.3 at 100% of them: a head on the threshold at the end of training, not one that "
-        "formed and dissolved"
+        "averages 0.320, above 0.3 at 100% of them: the highest head late in training sits on the threshold"
+    )
+    # ... and a head that rose well above it earlier and fell back is said too, beside it
+    both = hover + [run("softmax", 0.003, [[[0.57, 0.1]], [[0.2, 0.1]], [[0.1, 0.1]], [[0.08, 0.1]]])]
+    assert prose.sink_sentence(heads, both, "softmax", 0.003, eps=EPS, every=500).endswith(
+        "sits on the threshold; earlier, first-token heads rose well above it and fell back: the highest peaked at "
+        "0.57 (layer 0) and ends at 0.08"
     )
     assert prose.gu_measure(0.2961, 62) == pytest.approx(0.3072, abs=1e-4)
 
@@ -201,9 +206,9 @@ def test_course_sentence(low, high, start):
         prose.course_sentence(heads[heads["lr"] == 0.01], runs, settings, eps=EPS)
 
 
-def cond_table(rule, rows):
+def cond_table(rule, rows, row_active=0.5):
     keys = ("conditional", "coverage", "row_silent", "first_silent", "null_silent", "coherence_silent", "quiet_ratio")
-    return pd.DataFrame([{"attention": rule, **dict(zip(keys, r))} for r in rows])
+    return pd.DataFrame([{"attention": rule, "row_active": row_active, **dict(zip(keys, r))} for r in rows])
 
 
 def test_conditional_sentence():
@@ -228,6 +233,13 @@ def test_conditional_sentence():
     assert prose.conditional_sentence(cond, "relu", uniform=0.01).endswith("puts 0.01 there: more)")
     assert prose.conditional_sentence(cond.iloc[[1, 2]], "relu").startswith(
         "1 of 2 heads (over all runs) is conditional; at its silent queries its rows carry"
+    )
+    # heads that carry almost no weight even at their active queries are named
+    off = cond.assign(row_active=[0.01, 0.5, 0.5])
+    assert prose.conditional_sentence(off, "relu").startswith(
+        "2 of 3 heads (over all runs) are conditional, 1 of them active on fewer than 3% of the queries (a rare "
+        "character, or a head that is almost never used); 1 of them carries a row weight of at most 0.010 even at "
+        "its active queries, nearly off everywhere and conditional only against their own small output; at their"
     )
 
 

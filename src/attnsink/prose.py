@@ -219,10 +219,31 @@ def _late_clause(runs: list[dict], eps: float) -> str:
     if best > eps + 0.02 and share >= 0.75:
         text += ": it stays above the threshold to the end"
     elif share >= 0.25 or best >= eps - 0.01:
-        text += ": a head on the threshold at the end of training, not one that formed and dissolved"
+        text += ": the highest head late in training sits on the threshold"
     elif any(last_crossing(r["history"], eps) is not None for r in runs):
         text += ": the first-token heads that rose above it did not stay"
-    return text
+    return text + _fell_back(runs, eps)
+
+
+def _fell_back(runs: list[dict], eps: float, by: float = 0.1) -> str:
+    """A clause on the head of ``runs`` that rose highest above ``eps`` (by more than ``by``)
+    during training and ends below it, if any: '; another head rose to 0.57 (layer 0) and
+    ends at 0.08'."""
+    peak = None
+    for r in runs:
+        first = np.asarray(r["history"]["first_mean"])  # (measurements, layers, heads)
+        top, end = first.max(axis=0), first[-1]
+        fell = (top > eps + by) & (end < eps)
+        if fell.any():
+            i = np.unravel_index(np.where(fell, top, -1.0).argmax(), top.shape)
+            if peak is None or top[i] > peak[0]:
+                peak = (float(top[i]), int(i[0]), float(end[i]))
+    if peak is None:
+        return ""
+    return (
+        f"; earlier, first-token heads rose well above it and fell back: the highest peaked at {peak[0]:.2f} "
+        f"(layer {peak[1]}) and ends at {peak[2]:.2f}"
+    )
 
 
 def sink_sentence(
@@ -377,6 +398,10 @@ RARE = 0.03
 """A conditional head active on fewer queries than this is on a rare class, or almost never used."""
 
 
+NEAR_OFF = 0.05
+"""A row weight below which a head is nearly off (:func:`conditional_sentence`)."""
+
+
 def conditional_sentence(cond: pd.DataFrame, rule: str, uniform: float | None = None) -> str:
     """How many of ``rule``'s heads (over all runs) are trigger-conditional, how many of those
     are rare (:data:`RARE`), and where their weight goes at their silent queries (beside
@@ -398,6 +423,13 @@ def conditional_sentence(cond: pd.DataFrame, rule: str, uniform: float | None = 
             f"than {RARE:.0%} of the queries {why}"
         )
         own = "their"
+    off = c[c["row_active"] < NEAR_OFF]  # heads that carry almost no weight even where they write most
+    if len(off):
+        head += (
+            f"; {len(off)} of {'it' if len(c) == 1 else 'them'} {agree(len(off), 'carries', 'carry')} a row weight "
+            f"of at most {off['row_active'].max():.3f} even at {agree(len(off), 'its', 'their')} active queries, "
+            "nearly off everywhere and conditional only against their own small output"
+        )
     return (
         f"{head}; at {own} silent queries {own} rows carry a total weight of {c['row_silent'].mean():.2f} on average "
         f"({c['row_silent'].max():.2f} at most), with a weight of {c['first_silent'].mean():.2f} on the first token"
