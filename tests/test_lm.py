@@ -632,6 +632,31 @@ def test_text_decay_experiment_varies_the_weight_decay_and_shares_text_lms_runs(
     assert panels == {f"{rule}, lr {tiny.lr:g}, wd {wd:g}" for wd in profiles.DECAY_RATES for rule in profiles.TEXT_RULES}
 
 
+def test_text_control_trains_both_rules_on_the_python_source_at_its_weight_decay(tmp_path, monkeypatch):
+    from attnsink import lm, profiles
+    from attnsink.analysis import text_heads_frame
+    from attnsink.experiments import language, text_control
+    from attnsink.experiments.scale import scale_recipe
+
+    tiny = profiles.Settings(seeds=2, steps=20, lr=1e-2, batch_size=4)
+    monkeypatch.setitem(profiles.TEXT_CONTROL, "quick", tiny)
+    monkeypatch.setattr(language, "TEXT_EVERY", 10)
+    result = text_control("quick", cache_dir=tmp_path / "c", workers=1)
+    assert [(r["attention"], r["seed"]) for r in result.runs] == [
+        (rule, seed) for rule in profiles.TEXT_RULES for seed in range(tiny.seeds)
+    ]
+    assert result.meta["recipe"] == scale_recipe(tiny, profiles.CONTROL_WEIGHT_DECAY)
+    assert result.meta["recipe"]["weight_decay"] == 0.5 and result.meta["recipe"]["schedule"] == "cosine"
+    assert isinstance(result.results["softmax"][0], lm.GPT) and len(result.results["relu"]) == tiny.seeds
+    layers, heads = profiles.TEXT_MODEL["n_layers"], profiles.TEXT_MODEL["n_heads"]
+    frame = text_heads_frame(result.runs)  # the records are text_lm's, so its tools read them
+    assert len(frame) == len(result.runs) * layers * heads
+    assert set(frame["weight_decay"]) == {profiles.CONTROL_WEIGHT_DECAY}
+    for r in result.runs:
+        assert r["history"]["step"] == [10, 20] and np.asarray(r["ablate_zero"]).shape == (layers, heads)
+    assert len({round(r["val_loss"], 6) for r in result.runs}) == len(result.runs)  # seeds and rules differ
+
+
 def test_tiles_cover_the_held_out_text_once_in_order():
     from attnsink.lm import CharText, PythonSource
 

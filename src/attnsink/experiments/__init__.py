@@ -4,7 +4,7 @@ Modules: :mod:`~attnsink.experiments.base` (what they share), :mod:`~attnsink.ex
 :mod:`~attnsink.experiments.capped`, :mod:`~attnsink.experiments.deep`,
 :mod:`~attnsink.experiments.sweeps`, :mod:`~attnsink.experiments.rules`,
 :mod:`~attnsink.experiments.language`, :mod:`~attnsink.experiments.scale`,
-:mod:`~attnsink.experiments.decay`,
+:mod:`~attnsink.experiments.decay`, :mod:`~attnsink.experiments.control`,
 :mod:`~attnsink.experiments.constant` and :mod:`~attnsink.experiments.broadcast`.
 Every experiment is called the same way, ``NAME(profile=None, *, seeds=None, device=None,
 progress=False, cache_dir=None, workers=None)``, returns an :class:`~attnsink.experiments.base.ExperimentResult`
@@ -27,6 +27,8 @@ experiment                what it trains                      chapters
                           text (Python source)
 :func:`text_decay`        the English GPT at several weight   8
                           decays, softmax and ReLU
+:func:`text_control`      the Python-source GPT at weight     8
+                          decay 0.5, softmax and ReLU
 :func:`constant_default`  every rule on the task with a       9
                           constant target off the trigger
 :func:`broadcast`         2-layer softmax models without the  9
@@ -58,6 +60,7 @@ from .base import EXPERIMENTS, Context, ExperimentResult, experiment, run_record
 from .broadcast import broadcast
 from .capped import capped_bos
 from .constant import CONSTANT_RULES, constant_default
+from .control import text_control
 from .decay import text_decay
 from .deep import blocks, multi_layer
 from .language import backcopy, text_lm
@@ -99,6 +102,7 @@ __all__ = [
     "run_record",
     "single_layer",
     "sweep",
+    "text_control",
     "text_decay",
     "text_lm",
     "text_scale",

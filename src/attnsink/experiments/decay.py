@@ -10,7 +10,7 @@ from ..cache import memoized
 from ..profiles import DECAY_RATES, TEXT_DECAY, TEXT_MODEL, TEXT_RULES, TEXT_TASK
 from .base import Context, ExperimentResult, experiment
 from . import language
-from .language import N_ANALYSIS, text_heads, train_gpts
+from .language import N_ANALYSIS, text_heads, text_record, train_gpts
 
 
 def _figure(result: ExperimentResult):
@@ -49,16 +49,7 @@ def text_decay(ctx: Context) -> ExperimentResult:
         for seed in range(s.seeds):
             model, history = next(trained)
             results[attention, wd].append(model)
-            runs.append(
-                {
-                    "attention": attention,
-                    "lr": s.lr,
-                    "weight_decay": wd,
-                    "seed": seed,
-                    "val_loss": float(history["val_loss"][-1]),
-                    **analysis(model, windows),
-                    "history": {k: history[k].tolist() for k in ("step", "val_loss", "sink", "first_mean")},
-                }
-            )
+            fields = {"attention": attention, "lr": s.lr, "weight_decay": wd, "seed": seed}
+            runs.append(text_record(fields, history, analysis(model, windows)))
     meta = {"task": TEXT_TASK, "model": TEXT_MODEL, "lr": s.lr, "weight_decays": list(DECAY_RATES)}
     return ctx.result(runs, results=results, meta=meta)

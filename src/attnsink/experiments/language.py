@@ -136,24 +136,25 @@ def text_lm(ctx: Context) -> ExperimentResult:
         for seed in range(s.seeds):
             model, history = next(trained)
             results[attention, lr].append(model)
-            runs.append(
-                {
-                    "attention": attention,
-                    "lr": lr,
-                    "weight_decay": TEXT_WEIGHT_DECAY,
-                    "seed": seed,
-                    "val_loss": float(history["val_loss"][-1]),
-                    **analysis(model, windows),
-                    "history": {
-                        "step": history["step"].tolist(),
-                        "val_loss": history["val_loss"].tolist(),
-                        "sink": history["sink"].tolist(),
-                        "first_mean": history["first_mean"].tolist(),
-                    },
-                }
-            )
+            fields = {"attention": attention, "lr": lr, "weight_decay": TEXT_WEIGHT_DECAY, "seed": seed}
+            runs.append(text_record(fields, history, analysis(model, windows)))
     meta = {"task": TEXT_TASK, "model": TEXT_MODEL, "weight_decay": TEXT_WEIGHT_DECAY, "lrs": list(TEXT_LRS)}
     return ctx.result(runs, results=results, meta=meta)
+
+
+TEXT_HISTORY = ("step", "val_loss", "sink", "first_mean")  # what a text run's record keeps of its history
+
+
+def text_record(fields: dict, history: dict, heads: dict) -> dict:
+    """One text run's record, as :func:`text_lm` and the experiments built on it keep it: the
+    run's ``fields`` (rule, rate, weight decay, seed), its final validation loss, the per-head
+    record ``heads`` (:func:`text_heads`) and the :data:`TEXT_HISTORY` part of its ``history``."""
+    return {
+        **fields,
+        "val_loss": float(history["val_loss"][-1]),
+        **heads,
+        "history": {k: history[k].tolist() for k in TEXT_HISTORY},
+    }
 
 
 def text_heads(model: lm.GPT, windows) -> dict:

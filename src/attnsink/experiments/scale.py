@@ -9,13 +9,29 @@ from .. import lm
 from ..cache import memoized
 from ..profiles import SCALE_CHARS, SCALE_TASK, SCALE_WARMUP, SCALE_WEIGHT_DECAY, TEXT_MODEL, TEXT_SCALE
 from .base import Context, ExperimentResult, experiment
-from .language import N_ANALYSIS, TEXT_EVERY, text_heads, train_gpts
+from . import language
+from .language import N_ANALYSIS, text_heads, train_gpts
 
 
 def _figure(result: ExperimentResult):
     from .. import plots
 
     return plots.sink_over_tokens(result.runs)
+
+
+def scale_recipe(settings, weight_decay: float) -> dict:
+    """:func:`attnsink.lm.train_lm`'s arguments for :func:`text_scale`'s recipe: the
+    ``settings``' steps, rate and batch, AdamW's ``weight_decay`` on the matrices, a linear
+    warmup over :data:`~attnsink.profiles.SCALE_WARMUP` of the steps and a cosine decay."""
+    return {
+        "steps": settings.steps,
+        "lr": settings.lr,
+        "batch_size": settings.batch_size,
+        "weight_decay": weight_decay,
+        "every": language.TEXT_EVERY,
+        "warmup": max(1, round(SCALE_WARMUP * settings.steps)),
+        "schedule": "cosine",
+    }
 
 
 @experiment("text_scale", TEXT_SCALE, figure=_figure, figure_name="sinks")
@@ -31,20 +47,12 @@ def text_scale(ctx: Context) -> ExperimentResult:
     from), the final validation loss and Sink_1^eps, each head's mean weight on the first
     token (``first_mean``), the rest of :func:`~attnsink.experiments.language.text_heads`'
     per-head record (what each head writes at its sink rows, by ablation, and which heads
-    are trigger-conditional), and the ``history`` of these every :data:`~attnsink.language.TEXT_EVERY`
+    are trigger-conditional), and the ``history`` of these every :data:`~attnsink.experiments.language.TEXT_EVERY`
     steps with the tokens seen so far (``tokens``: steps x batch x predicted positions) and the
     passes over the text they make (``epochs``). ``results`` maps the amount to the models.
     """
     s = ctx.settings
-    recipe = {
-        "steps": s.steps,
-        "lr": s.lr,
-        "batch_size": s.batch_size,
-        "weight_decay": SCALE_WEIGHT_DECAY,
-        "every": TEXT_EVERY,
-        "warmup": max(1, round(SCALE_WARMUP * s.steps)),
-        "schedule": "cosine",
-    }
+    recipe = scale_recipe(s, SCALE_WEIGHT_DECAY)
     tasks = {
         chars: lm.PythonSource(**SCALE_TASK) if chars is None else lm.PythonSample(**SCALE_TASK, train_chars=chars)
         for chars in SCALE_CHARS
