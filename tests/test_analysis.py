@@ -230,3 +230,24 @@ def test_text_heads_frame_has_a_row_per_head_with_its_run():
     assert len(df) == 12 and list(df.columns[:6]) == ["attention", "lr", "weight_decay", "seed", "layer", "head"]
     row = df[(df["attention"] == "relu") & (df["layer"] == 1) & (df["head"] == 2)].iloc[0]
     assert row["first_mean"] == 6.0 and row["ablate_first"] == 6.0 and row["weight_decay"] == 0.5
+
+
+def test_seed_means_average_each_seed_then_give_the_spread_over_seeds():
+    import pandas as pd
+
+    from attnsink.analysis import seed_means
+
+    frame = pd.DataFrame(
+        {
+            "model": ["a"] * 4 + ["b"] * 2,
+            "seed": [0, 0, 1, 1, 0, 1],
+            "x": [1.0, 3.0, 5.0, np.nan, 0.5, 0.25],
+        }
+    )
+    out = seed_means(frame, ["model"], {"x": "mean x"}, digits=2)
+    # model a: seed 0 averages 1 and 3 (2.0), seed 1 has only 5 (its NaN left out)
+    assert out.loc["a", "mean x"] == "3.50 (2.00–5.00)"
+    assert out.loc["b", "mean x"] == "0.38 (0.25–0.50)"
+    assert list(out.index) == ["a", "b"]
+    with pytest.raises(ValueError, match="'y'"):
+        seed_means(frame, ["model"], {"y": "y"})

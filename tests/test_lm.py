@@ -243,6 +243,7 @@ def test_conditional_heads_finds_a_head_that_writes_only_at_one_token(monkeypatc
     assert trig["first_silent"] == pytest.approx(1) and trig["null_silent"] == pytest.approx(1)
     assert trig["first_active"] == 0 and trig["null_active"] == 0 and trig["row_silent"] == pytest.approx(1)
     assert trig["coherence_active"] == pytest.approx(1)  # one key: nothing to cancel
+    assert trig["weighed_active"] == pytest.approx(1) and trig["weighed_silent"] == 0  # w |v| summed over keys
     assert np.isnan(trig["coherence_silent"])  # all weight on a zero value: no ratio to take
     assert not busy["conditional"] and busy["coverage"] == 1 and np.isnan(busy["quiet_ratio"])
     # null keys are judged against the median key of the sequence: BOS at a third of the others' is null at
@@ -484,6 +485,34 @@ def test_ablate_layers_silences_every_head_of_a_layer_at_once():
     assert ablate_layers(small(seed=6), x, torch.zeros(16, 23, dtype=torch.bool)) == [0.0, 0.0]
     with pytest.raises(ValueError, match="rows"):
         ablate_layers(model, x, everywhere[:, 1:])
+
+
+def test_transplant_layer_moves_every_head_of_a_layer_at_once():
+    from attnsink.lm import GPT
+    from attnsink.lm.metrics import ablate_heads, transplant_layer
+
+    x = TASK.sample(16, seed=4)
+    donor = TASK.trigger_targets(x)
+    rows = ~donor
+    rows[:, 0] = False
+    # with one head per layer, the layer's transplant is that head's, drawn alike
+    one = GPT(TASK.vocab_size, seq_len=TASK.seq_len, d_model=16, n_layers=2, n_heads=1, seed=3)
+    per_head = ablate_heads(one, x, rows, kinds=("transplant",), donor=donor)["transplant"]
+    for layer in range(2):
+        assert transplant_layer(one, x, rows, donor, layer) == pytest.approx(float(per_head[layer, 0]), abs=1e-6)
+    model = small(seed=6)
+    moved = transplant_layer(model, x, rows, donor, 0)
+    assert moved != 0  # the heads write something else at triggers
+    # a layer whose output map is zero changes nothing, whatever its heads are given
+    with torch.no_grad():
+        model.blocks[0].out.weight.zero_()
+    assert transplant_layer(model, x, rows, donor, 0) == pytest.approx(0.0, abs=1e-6)
+    with pytest.raises(ValueError, match="donor"):
+        transplant_layer(model, x, rows, donor[:, 1:], 0)
+    with pytest.raises(ValueError, match="layer"):
+        transplant_layer(model, x, rows, donor, 2)
+    with pytest.raises(ValueError, match="at least one"):
+        transplant_layer(model, x, rows & False, donor, 0)
 
 
 def test_ablate_heads_computes_the_kinds_asked_for():

@@ -61,9 +61,13 @@ def test_settings_and_scope():
 
 
 def test_off_heads_phrase():
-    assert prose.off_heads_phrase(0) == ""
-    assert prose.off_heads_phrase(1) == " (1 ReLU head carries less than that in every row: off at every query)"
-    assert prose.off_heads_phrase(2) == " (2 ReLU heads carry less than that in every row: off at every query)"
+    assert prose.off_heads_phrase(0, 0.01) == ""
+    assert prose.off_heads_phrase(1, 0.01) == (
+        " (1 ReLU head carries less than 0.01 of weight in every row: off at every query)"
+    )
+    assert prose.off_heads_phrase(2, 0.01) == (
+        " (2 ReLU heads carry less than 0.01 of weight in every row: off at every query)"
+    )
 
 
 def history(first_means, every=100):
@@ -255,14 +259,19 @@ def test_softmax_silence_sentence():
     # one parks on null keys; cancellation explains part of how much less each writes
     cond = cond_table("softmax", [(True, 0.1, 1, 0.8, 0.9, 0.5, 0.2), (True, 0.1, 1, 0.1, 0.2, 0.25, 0.25),
                                   (False, 0.1, 1, 0.1, 0.2, 0.9, 0.9)]).assign(coherence_active=1.0)  # fmt: skip
+    cond = cond.assign(weighed_active=2.0, weighed_silent=[1.0, 0.5, 1.0])
     assert prose.softmax_silence_sentence(cond) == (
         "Of these 2 softmax heads, 1 puts at least half of its silent rows on null keys (the first token takes "
         "0.80 of the weight on average in those). At their silent queries the values they read partly cancel "
         "(coherence 0.25 to 0.50, against 1.00 at active ones, a factor of 2.0 to 4.0), and the values they weigh "
-        "there are also shorter: together the two make the 4.0 to 5.0 times less they write there. Each factor is "
+        "there are also shorter (what their weights would write if nothing cancelled is 2.0 to 4.0 times less than "
+        "at active queries): together the two make the 4.0 to 5.0 times less they write there. Each factor is "
         "a mean over other queries, so they do not multiply to the drop, and we do not split it between them; none "
         "of them is near zero."
     )
+    # where a head's weighed values are not shorter at silent queries, the sentence does not say they are
+    longer = prose.softmax_silence_sentence(cond.assign(weighed_silent=[2.5, 0.5, 1.0]))
+    assert "also shorter" not in longer and "is 0.25 to 1.25 of what it is at active queries" in longer
     none_parked = cond.assign(null_silent=0.0)  # no head to average over: no "nan" in the text
     text = prose.softmax_silence_sentence(none_parked)
     assert text.startswith("Of these 2 softmax heads, 0 put at least half of their silent rows on null keys. At")

@@ -284,6 +284,21 @@ def mean_range(values, digits: int = 3) -> str:
     return mean if v.size == 1 else f"{mean} ({fmt(v.min())}–{fmt(v.max())})"
 
 
+def seed_means(frame: pd.DataFrame, by: list[str], columns: dict[str, str], digits: int = 3) -> pd.DataFrame:
+    """Per group of ``by``, each column of ``columns`` (source column: its name in the result)
+    averaged over the group's rows seed by seed (``frame``'s ``seed`` column), then written
+    as :func:`mean_range` of those per-seed means: the mean over seeds and, in brackets, the
+    smallest and largest seed's. With as many rows per seed, the mean is the plain mean over
+    every row; NaNs are left out of a seed's mean."""
+    missing = [c for c in [*by, "seed", *columns] if c not in frame.columns]
+    if missing:
+        raise ValueError(f"frame has no column {missing[0]!r}")
+    per_seed = frame.groupby([*by, "seed"], sort=False)[list(columns)].mean()
+    return per_seed.groupby(level=list(range(len(by))), sort=False).agg(
+        **{name: (col, lambda v: mean_range(v.dropna(), digits)) for col, name in columns.items()}
+    )
+
+
 def kind_counts(kinds) -> str:
     """'3 sink, 1 dormant': how many of each kind, the commonest first."""
     return ", ".join(f"{n} {kind}" for kind, n in pd.Series(list(kinds), dtype=object).value_counts().items())

@@ -384,14 +384,14 @@ def scope_phrase(profile: str, settings, full=None) -> str:
     return f"in the {profile} profile ({settings_phrase(settings)}{also})"
 
 
-def off_heads_phrase(n: int, rule: str = "ReLU") -> str:
-    """'' for no head, else ' (1 ReLU head carries less than that in every row: off at every
-    query)' or ' (3 ReLU heads carry ...)': the heads with no row of weight above the row
-    threshold."""
+def off_heads_phrase(n: int, row_min: float, rule: str = "ReLU") -> str:
+    """'' for no head, else ' (1 ReLU head carries less than 0.01 of weight in every row: off
+    at every query)' or ' (3 ReLU heads carry ...)': the heads with no row of weight above
+    the row threshold ``row_min``."""
     if n == 0:
         return ""
     who = f"{plural(n, rule + ' head')} {agree(n, 'carries', 'carry')}"
-    return f" ({who} less than that in every row: off at every query)"
+    return f" ({who} less than {row_min:g} of weight in every row: off at every query)"
 
 
 RARE = 0.03
@@ -474,6 +474,7 @@ def softmax_silence_sentence(cond: pd.DataFrame, *, quiet: float = 0.25) -> str:
         park += f" (the first token takes {c.loc[parked, 'first_silent'].mean():.2f} of the weight on average in those)"
     drop = 1 / c["quiet_ratio"]  # how many times less they write at silent queries
     cancel = c["coherence_active"] / c["coherence_silent"]  # the part of that cancellation explains
+    shorter = c["weighed_active"] / c["weighed_silent"]  # the part the values' lengths explain
     one = len(c) == 1
     their, they = ("its", "it") if one else ("their", "they")
 
@@ -484,9 +485,17 @@ def softmax_silence_sentence(cond: pd.DataFrame, *, quiet: float = 0.25) -> str:
     return (
         f"Of {heads}, {park}. At {their} silent queries the values {they} {agree(len(c), 'reads', 'read')} partly "
         f"cancel (coherence {span(c['coherence_silent'], '.2f')}, against {span(c['coherence_active'], '.2f')} at "
-        f"active ones, a factor of {span(cancel, '.1f')}), and the values {they} {agree(len(c), 'weighs', 'weigh')} there are also shorter: "
-        f"together the two make the {span(drop, '.1f')} times less {they} {agree(len(c), 'writes', 'write')} there. "
-        "Each factor is a mean over other queries, so they do not multiply to the drop, and we do not split it "
+        f"active ones, a factor of {span(cancel, '.1f')}), and "
+        + (
+            f"the values {they} {agree(len(c), 'weighs', 'weigh')} there are also shorter (what {their} weights would "
+            f"write if nothing cancelled is {span(shorter, '.1f')} times less than at active queries): together the two "
+            f"make the {span(drop, '.1f')} times less {they} {agree(len(c), 'writes', 'write')} there. "
+            if (shorter > 1).all()
+            else f"what {their} weights would write if nothing cancelled is {span(1 / shorter, '.2f')} of what it is at "
+            f"active queries (not shorter in every head): together these make the {span(drop, '.1f')} times less "
+            f"{they} {agree(len(c), 'writes', 'write')} there. "
+        )
+        + "Each factor is a mean over other queries, so they do not multiply to the drop, and we do not split it "
         f"between them; {'the head is not' if one else 'none of them is'} near zero."
     )
 

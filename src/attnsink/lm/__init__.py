@@ -31,6 +31,7 @@ from .metrics import (
     head_outputs,
     head_rows,
     sink_rows,
+    transplant_layer,
     window_losses,
 )
 from .model import GPT, Block, lm_loss
@@ -59,6 +60,7 @@ __all__ = [
     "load_gpt",
     "param_groups",
     "sink_rows",
+    "transplant_layer",
     "window_losses",
     "task_config",
     "text_corpus",

@@ -182,6 +182,38 @@ def ablate_layers(model: GPT, x: torch.Tensor, rows: torch.Tensor) -> list[float
     return out
 
 
+@torch.no_grad()
+def transplant_layer(model: GPT, x: torch.Tensor, rows: torch.Tensor, donor: torch.Tensor, layer: int) -> float:
+    """The positive control of :func:`ablate_heads` for a whole layer: the change in the mean
+    next-token loss over every target of ``x`` when, at each query of ``rows``, *all* heads of
+    ``layer`` write what they wrote together at one ``donor`` query drawn at random (the same
+    fixed draw as :func:`ablate_heads`' ``"transplant"``, so that with one head the two
+    agree). ``rows`` and ``donor`` are bool (n, L - 1), aligned with ``x[:, :-1]``; nothing
+    is changed at the other queries, nor in the other layers."""
+    inputs, targets = x[:, :-1], x[:, 1:].to(device_of(model))
+    for name, mask in (("rows", rows), ("donor", donor)):
+        if mask.dtype != torch.bool or mask.shape != inputs.shape:
+            raise ValueError(
+                f"{name} must be bool of shape {tuple(inputs.shape)}, aligned with x[:, :-1]; "
+                f"got {mask.dtype} {tuple(mask.shape)}"
+            )
+    if not 0 <= layer < model.config["n_layers"]:
+        raise ValueError(f"layer must be in [0, {model.config['n_layers']}), got {layer}")
+    if not rows.any() or not donor.any():
+        raise ValueError("rows and donor must each hold at least one query")
+    rows, donor = rows.to(device_of(model)), donor.to(device_of(model))
+    pick = torch.randint(0, int(donor.sum()), (int(rows.sum()),), generator=torch.Generator().manual_seed(0))
+
+    def move(at, o, w, v):
+        if at != layer:
+            return o
+        by_query = o.transpose(1, 2).clone()  # (batch, query, heads, d_head)
+        by_query[rows] = by_query[donor][pick.to(o.device)]
+        return by_query.transpose(1, 2)
+
+    return _edited_loss(model, inputs, targets, move) - _edited_loss(model, inputs, targets, None)
+
+
 SINK_ROW = 0.5
 """A query at which a head puts more than this share of its weight on token 0, and more than
 :data:`SINK_ROW_UNIFORM` times what an even spread over its keys would, is one of its *sink
@@ -382,7 +414,8 @@ def conditional_heads(
     sequence (``null_*``), the mean row sum (``row_*``), and ``coherence_*``, the mean of
     what the head writes over what its weights would write if no two values cancelled
     (``|sum_j w_j v_j| / sum_j w_j |v_j|``, in [0, 1]; queries where the denominator is zero
-    are left out).
+    are left out), and ``weighed_*``, the mean of that denominator ``sum_j w_j |v_j|``: what
+    the head's weights would write if nothing cancelled.
     """
     for name, value in (("active", active), ("coverage", coverage), ("quiet", quiet), ("null", null)):
         if not 0 < value <= 1:
@@ -418,5 +451,6 @@ def conditional_heads(
                 rec[f"null_{name}"] = null_mass[rows].mean().item() if rows.any() else float("nan")
                 rec[f"row_{name}"] = wq.sum(-1)[rows].mean().item() if rows.any() else float("nan")
                 rec[f"coherence_{name}"] = coherence[rows].nanmean().item() if rows.any() else float("nan")
+                rec[f"weighed_{name}"] = weighted[rows].mean().item() if rows.any() else float("nan")
             records.append(rec)
     return records
