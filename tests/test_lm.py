@@ -489,7 +489,7 @@ def test_ablate_layers_silences_every_head_of_a_layer_at_once():
 
 def test_transplant_layer_moves_every_head_of_a_layer_at_once():
     from attnsink.lm import GPT
-    from attnsink.lm.metrics import ablate_heads, transplant_layer
+    from attnsink.lm.metrics import ablate_heads, ablate_layers, transplant_layer
 
     x = TASK.sample(16, seed=4)
     donor = TASK.trigger_targets(x)
@@ -503,6 +503,13 @@ def test_transplant_layer_moves_every_head_of_a_layer_at_once():
     model = small(seed=6)
     moved = transplant_layer(model, x, rows, donor, 0)
     assert moved != 0  # the heads write something else at triggers
+    # scale 0 writes nothing there: the same as zeroing the layer at those queries
+    assert transplant_layer(model, x, rows, donor, 0, scale=0.0) == pytest.approx(
+        ablate_layers(model, x, rows)[0], abs=1e-6
+    )
+    assert transplant_layer(model, x, rows, donor, 0, scale=3.0) != pytest.approx(moved, abs=1e-6)
+    with pytest.raises(ValueError, match="scale"):
+        transplant_layer(model, x, rows, donor, 0, scale=-1.0)
     # a layer whose output map is zero changes nothing, whatever its heads are given
     with torch.no_grad():
         model.blocks[0].out.weight.zero_()

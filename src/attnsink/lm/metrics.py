@@ -8,6 +8,8 @@ never feeds the last one, so its position embedding never trains).
 
 from __future__ import annotations
 
+import math
+
 import torch
 import torch.nn.functional as F
 from torch import nn
@@ -183,13 +185,18 @@ def ablate_layers(model: GPT, x: torch.Tensor, rows: torch.Tensor) -> list[float
 
 
 @torch.no_grad()
-def transplant_layer(model: GPT, x: torch.Tensor, rows: torch.Tensor, donor: torch.Tensor, layer: int) -> float:
+def transplant_layer(
+    model: GPT, x: torch.Tensor, rows: torch.Tensor, donor: torch.Tensor, layer: int, *, scale: float = 1.0
+) -> float:
     """The positive control of :func:`ablate_heads` for a whole layer: the change in the mean
     next-token loss over every target of ``x`` when, at each query of ``rows``, *all* heads of
     ``layer`` write what they wrote together at one ``donor`` query drawn at random (the same
     fixed draw as :func:`ablate_heads`' ``"transplant"``, so that with one head the two
-    agree). ``rows`` and ``donor`` are bool (n, L - 1), aligned with ``x[:, :-1]``; nothing
-    is changed at the other queries, nor in the other layers."""
+    agree), times ``scale`` (to ask what a louder or quieter output would cost; 0 zeroes
+    the layer there). ``rows`` and ``donor`` are bool (n, L - 1), aligned with ``x[:, :-1]``;
+    nothing is changed at the other queries, nor in the other layers."""
+    if not math.isfinite(scale) or scale < 0:
+        raise ValueError(f"scale must be a finite number >= 0, got {scale!r}")
     inputs, targets = x[:, :-1], x[:, 1:].to(device_of(model))
     for name, mask in (("rows", rows), ("donor", donor)):
         if mask.dtype != torch.bool or mask.shape != inputs.shape:
@@ -208,7 +215,7 @@ def transplant_layer(model: GPT, x: torch.Tensor, rows: torch.Tensor, donor: tor
         if at != layer:
             return o
         by_query = o.transpose(1, 2).clone()  # (batch, query, heads, d_head)
-        by_query[rows] = by_query[donor][pick.to(o.device)]
+        by_query[rows] = scale * by_query[donor][pick.to(o.device)]
         return by_query.transpose(1, 2)
 
     return _edited_loss(model, inputs, targets, move) - _edited_loss(model, inputs, targets, None)
