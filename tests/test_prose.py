@@ -235,6 +235,10 @@ def test_conditional_sentence():
         "so they do not park on it)"
     )
     assert prose.conditional_sentence(cond, "relu", uniform=0.01).endswith("puts 0.01 there: more)")
+    # a little above an even spread's share (up to 1.5 times) is "about that", not "no more"
+    assert prose.conditional_sentence(cond, "relu", uniform=0.015).endswith(
+        "puts 0.01 there: about that, so they do not park on it)"
+    )
     assert prose.conditional_sentence(cond.iloc[[1, 2]], "relu").startswith(
         "1 of 2 heads (over all runs) is conditional; at its silent queries its rows carry"
     )

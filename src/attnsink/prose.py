@@ -437,6 +437,8 @@ def conditional_sentence(cond: pd.DataFrame, rule: str, uniform: float | None = 
             f" (an even spread over the keys puts {uniform:.2f} there: "
             + (
                 "no more than that, so they do not park on it)"
+                if c["first_silent"].mean() <= uniform
+                else "about that, so they do not park on it)"
                 if c["first_silent"].mean() <= 1.5 * uniform
                 else "more)"
             )
