@@ -37,6 +37,7 @@ LAYERS = [
     ],
     ["experiments.scale", "experiments.decay"],  # the text GPT on more text, at other weight
     # decays: both reuse experiments.language's trainer
+    ["experiments.control"],  # more text at a larger weight decay: scale's recipe
     ["experiments"],
     ["stored"],
     ["__main__"],
