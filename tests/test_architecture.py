@@ -37,7 +37,7 @@ LAYERS = [
     ],
     ["experiments.scale", "experiments.decay"],  # the text GPT on more text, at other weight
     # decays: both reuse experiments.language's trainer
-    ["experiments.control"],  # more text at a larger weight decay: scale's recipe
+    ["experiments.control", "experiments.text_context"],  # more text at a larger weight decay, longer windows: scale's recipe
     ["experiments"],
     ["stored"],
     ["__main__"],

@@ -34,6 +34,7 @@ EXPERIMENT_NAMES = (
     "multi_layer",
     "single_layer",
     "sweep",
+    "text_context",
     "text_control",
     "text_decay",
     "text_lm",

@@ -29,6 +29,8 @@ experiment                what it trains                      chapters
                           decays, softmax and ReLU
 :func:`text_control`      the Python-source GPT at weight     8
                           decay 0.5, softmax and ReLU
+:func:`text_context`      the Python-source GPT at windows    8
+                          of 64 and 256 characters
 :func:`constant_default`  every rule on the task with a       9
                           constant target off the trigger
 :func:`broadcast`         2-layer softmax models without the  9
@@ -61,6 +63,7 @@ from .broadcast import broadcast
 from .capped import capped_bos
 from .constant import CONSTANT_RULES, constant_default
 from .control import text_control
+from .text_context import text_context
 from .decay import text_decay
 from .deep import blocks, multi_layer
 from .language import backcopy, text_lm
@@ -103,6 +106,7 @@ __all__ = [
     "single_layer",
     "sweep",
     "text_control",
+    "text_context",
     "text_decay",
     "text_lm",
     "text_scale",
