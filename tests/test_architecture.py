@@ -23,7 +23,7 @@ LAYERS = [
     ["plots.style"],
     ["plots.maps", "plots.trigger", "plots.language", "plots.grid"],
     ["plots"],
-    ["experiments.base", "book"],
+    ["experiments.base"],
     [
         "experiments.one_head",
         "experiments.capped",
@@ -40,7 +40,7 @@ LAYERS = [
     ["experiments.control", "experiments.text_context"],  # more text at a larger weight decay, longer windows: scale's recipe
     ["experiments"],
     ["stored"],
-    ["__main__"],
+    ["__main__", "book"],  # book: what the chapters call first (it reads the store's status)
 ]
 RANK = {name: i for i, layer in enumerate(LAYERS) for name in layer}
 PACKAGE_INIT_MAX = RANK["profiles"]  # attnsink/__init__ imports only the lower layers

@@ -44,7 +44,7 @@ def test_first_cell_installs_on_colab_only(path):
 def test_then_one_visible_setup_call_and_hidden_imports(path):
     _, setup, imports = code_cells(path)[:3]
     source = "".join(setup["source"])
-    assert "from attnsink.book import setup" in source and "PROFILE = setup()" in source
+    assert "from attnsink.book import setup" in source and f"PROFILE = setup(chapter={int(path.name[:2])})" in source
     assert len([line for line in source.splitlines() if line.strip()]) <= 3, "at most three visible lines of setup"
     assert not setup["metadata"].get("tags"), "the setup call and the line it prints are shown"
     assert "hide-input" in imports["metadata"].get("tags", []), "the chapter's imports are folded away"
@@ -70,7 +70,7 @@ def test_setup_resolves_the_profile_and_says_how_to_change_it(profile, monkeypat
     else:  # the store holds full models only; quick trains what the cache lacks
         assert "store" not in line and "else trained here" in line
     monkeypatch.setenv("ATTNSINK_TRAIN", "1")
-    assert book.setup("full") == "full" and "else trained here" in capsys.readouterr().out
+    assert book.setup(profile="full") == "full" and "else trained here" in capsys.readouterr().out
     monkeypatch.setenv("ATTNSINK_PROFILE", "huge")
     with pytest.raises(ValueError, match="ATTNSINK_PROFILE"):
         book.setup()
@@ -224,3 +224,68 @@ def test_every_library_name_the_book_links_is_documented_where_the_link_points()
         if not ok:
             bad.append(f"{page}: {target}")
     assert not bad, "links to names not documented there:\n" + "\n".join(bad)
+
+
+@pytest.mark.parametrize("path", CHAPTERS, ids=lambda p: p.name)
+def test_a_chapter_runs_the_experiments_the_registry_gives_it(path):
+    """``setup(chapter=N)`` reads the store for the experiments of :data:`attnsink.experiments.CHAPTERS`:
+    they must be the ones the chapter calls."""
+    import re
+
+    from attnsink.experiments import EXPERIMENTS, chapter_experiments
+
+    chapter = "".join("".join(c["source"]) for c in code_cells(path))
+    called = {name for name in EXPERIMENTS if re.search(rf"\b{name}\(", chapter)}
+    assert called == set(chapter_experiments(int(path.name[:2])))
+
+
+def test_with_no_profile_set_a_chapter_reads_the_store_that_holds_its_models(monkeypatch, capsys, tmp_path):
+    import torch
+
+    from attnsink import book, plots
+
+    monkeypatch.setattr(plots, "set_theme", lambda: None)
+    monkeypatch.delenv("ATTNSINK_PROFILE", raising=False)
+    monkeypatch.delenv("ATTNSINK_TRAIN", raising=False)
+    monkeypatch.delenv("ATTNSINK_STORE", raising=False)  # the repository's store
+    assert book.setup(chapter=1) == "full"  # the store holds single_layer's full models
+    assert capsys.readouterr().out.startswith("profile full: models from the store")
+    monkeypatch.setenv("ATTNSINK_STORE", str(tmp_path))  # a store without them: this machine's default
+    assert book.setup(chapter=1) == ("full" if torch.cuda.is_available() else "quick")
+    monkeypatch.setenv("ATTNSINK_STORE", "")  # no store at all
+    assert book.setup(chapter=1) == ("full" if torch.cuda.is_available() else "quick")
+    assert book.setup() == ("full" if torch.cuda.is_available() else "quick")  # no chapter: no store to read
+    monkeypatch.setenv("ATTNSINK_PROFILE", "quick")  # a profile set wins over the store
+    monkeypatch.delenv("ATTNSINK_STORE")
+    assert book.setup(chapter=1) == "quick"
+
+
+def test_glue_shows_the_value_without_the_build_tools(monkeypatch, capsys):
+    import sys
+
+    from attnsink import book
+
+    monkeypatch.setitem(sys.modules, "myst_nb", None)  # import myst_nb raises ImportError, as in Colab
+    shown = []
+    monkeypatch.setattr("IPython.display.display", lambda v: shown.append(v))
+    assert book.glue("x", 0.5) is None and shown == [0.5]
+    assert book.glue("y", 0.25, display=False) is None and shown == [0.5]
+
+
+def test_every_chapter_glues_through_the_library():
+    for path in CHAPTERS:
+        assert "myst_nb" not in path.read_text(), f"{path.name}: glue comes from attnsink.book (Colab has no myst_nb)"
+
+
+def test_the_colab_cell_states_what_it_downloads():
+    """The install cell's "about N MB" is the size of the files a shallow clone fetches (within 15%)."""
+    import re
+    import subprocess
+
+    files = subprocess.run(["git", "ls-files", "-z"], cwd=ROOT, capture_output=True, check=True).stdout.split(b"\0")
+    size = sum((ROOT / f.decode()).stat().st_size for f in files if f and (ROOT / f.decode()).is_file()) / 1e6
+    for path in CHAPTERS:
+        source = "".join(code_cells(path)[0]["source"])
+        assert '"--depth", "1"' in source, "the latest version only: no history"
+        stated = float(re.search(r"about (\d+) MB", source).group(1))
+        assert abs(stated - size) <= 0.15 * size, f"{path.name} says about {stated:.0f} MB; a clone is {size:.0f} MB"

@@ -1,9 +1,13 @@
-"""What every chapter of the book calls first: ``PROFILE = setup()``.
+"""What every chapter of the book calls first: ``PROFILE = setup(chapter=N)``, and
+:func:`glue`, which puts a computed number into the chapter's text.
 
 A chapter opens with two cells: on Colab only, one that clones the book's repository (the
 library and the store of trained models it carries) and installs the library; then
 :func:`setup`, which picks the profile the chapter runs in, says in one line where its
 trained models come from and how to change that, and sets the book's figure style.
+
+A chapter needs only the library's base install (as on Colab): the book's build tools
+(``myst_nb``) are used when they are there, and :func:`glue` does without them.
 """
 
 from __future__ import annotations
@@ -13,29 +17,72 @@ import os
 from .prose import number  # noqa: F401  (the book's cells import it from here)
 
 
-def setup(profile: str | None = None, *, train: bool | None = None) -> str:
-    """Resolve the profile (:func:`attnsink.profiles.resolve_profile`), print
-    :func:`models_line` for it, set the figure theme, and return the profile.
+def setup(*, chapter: int | None = None, profile: str | None = None, train: bool | None = None) -> str:
+    """Pick chapter ``chapter``'s profile, print :func:`models_line` for it, set the figure
+    theme, and return the profile.
 
-    ``profile`` and ``train`` override ``$ATTNSINK_PROFILE`` and ``$ATTNSINK_TRAIN`` as in
-    :func:`~attnsink.profiles.resolve_profile` and :func:`~attnsink.profiles.resolve_training`.
+    ``profile`` (else ``$ATTNSINK_PROFILE``) wins. Without either, the profile is ``full``
+    when the repository's store holds every ``full`` model the chapter reads
+    (:func:`attnsink.experiments.chapter_experiments`: the published figures, read in
+    seconds, nothing trained), and otherwise this machine's
+    default (:func:`attnsink.profiles.resolve_profile`: ``full`` with CUDA, ``quick``
+    without). ``train`` overrides ``$ATTNSINK_TRAIN`` as in
+    :func:`~attnsink.profiles.resolve_training`.
     """
     from .cache import default_cache_dir, default_store_dir
     from .plots import set_theme
     from .profiles import PROFILE_ENV, resolve_profile, resolve_training
 
     chosen = profile is not None or bool(os.environ.get(PROFILE_ENV))
-    profile = resolve_profile(profile)
+    stored = False
+    if not chosen and chapter is not None:
+        from .experiments import chapter_experiments
+
+        stored = store_holds(chapter_experiments(chapter))
+    profile = "full" if stored else resolve_profile(profile)
     line = models_line(
         profile,
         train=resolve_training(train, profile),
         store=default_store_dir() is not None,
         cache=default_cache_dir() is not None,
-        chosen=chosen,
+        chosen=chosen or stored,
     )
     print(line)
     set_theme()
     return profile
+
+
+def store_holds(experiments) -> bool:
+    """Whether the repository's store holds every ``full`` model of ``experiments`` (names of
+    :data:`attnsink.experiments.EXPERIMENTS`; False for none, or without a store)."""
+    from .cache import default_store_dir
+    from .stored import status
+
+    store_dir = default_store_dir()
+    if not experiments or store_dir is None:
+        return False
+    table = status("full", store_dir=store_dir, names=list(experiments))
+    return bool((table["missing"] == 0).all())
+
+
+def glue(name: str, value, display: bool = True):
+    """Put ``value`` into the chapter's text under ``name`` (``{glue:}`name``` in its markdown),
+    through ``myst_nb.glue`` when the book's build tools are installed. Without them (a chapter
+    run in Colab, or anywhere with the library's base install) the value is shown where the
+    call is, when ``display``, and otherwise nothing happens: the text refers to it only in the
+    built book."""
+    try:
+        from myst_nb import glue as myst_glue
+    except ImportError:
+        if display:
+            try:
+                from IPython.display import display as show
+            except ImportError:
+                print(value)
+            else:
+                show(value)
+        return None
+    return myst_glue(name, value, display=display)
 
 
 def models_line(profile: str, *, train: bool, store: bool, cache: bool, chosen: bool = True) -> str:

@@ -58,7 +58,7 @@ from ..profiles import (
     Settings,
     resolve_profile,
 )
-from .base import EXPERIMENTS, Context, ExperimentResult, experiment, run_record
+from .base import CHAPTERS, EXPERIMENTS, Context, ExperimentResult, chapter_experiments, experiment, run_record
 from .broadcast import broadcast
 from .capped import capped_bos
 from .constant import CONSTANT_RULES, constant_default
@@ -74,6 +74,7 @@ from .sweeps import sweep
 
 __all__ = [
     "BLOCKS",
+    "CHAPTERS",
     "BLOCKS_SETTINGS",
     "CAPPED",
     "CAPS",
@@ -96,6 +97,7 @@ __all__ = [
     "Settings",
     "blocks",
     "capped_bos",
+    "chapter_experiments",
     "constant_default",
     "broadcast",
     "default_cache_dir",

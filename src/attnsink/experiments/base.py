@@ -30,6 +30,8 @@ from ..training import TrainResult
 EXPERIMENTS: dict[str, Callable[..., ExperimentResult]] = {}
 """Every registered experiment by name: what ``python -m attnsink reproduce NAME`` runs."""
 _BODIES: dict[str, tuple[Callable, dict[str, Settings]]] = {}
+CHAPTERS: dict[str, tuple[int, ...]] = {}
+"""Every registered experiment's chapters: the book's chapters that read its models."""
 
 
 class Planned(Exception):
@@ -189,9 +191,12 @@ def _public_signature(body: Callable) -> inspect.Signature:
     return inspect.Signature(common + own, return_annotation="ExperimentResult")
 
 
-def experiment(name: str, settings: dict[str, Settings], *, figure: Callable, figure_name: str):
+def experiment(name: str, settings: dict[str, Settings], *, figure: Callable, figure_name: str, chapters: tuple):
     """Register ``body(ctx, **options)`` as the experiment ``name``: it runs with the settings
-    ``settings[profile]`` (read at call time), and its result draws ``figure(result)``."""
+    ``settings[profile]`` (read at call time), its result draws ``figure(result)``, and the
+    book's ``chapters`` read its models."""
+    if not chapters or not all(isinstance(c, int) and c >= 1 for c in chapters):
+        raise ValueError(f"chapters must be a non-empty tuple of chapter numbers, got {chapters!r}")
 
     def register(body: Callable[..., ExperimentResult]) -> Callable[..., ExperimentResult]:
         @functools.wraps(body)
@@ -223,10 +228,19 @@ def experiment(name: str, settings: dict[str, Settings], *, figure: Callable, fi
         run.__signature__ = _public_signature(body)
         EXPERIMENTS[name] = run
         _BODIES[name] = (body, settings)
+        CHAPTERS[name] = tuple(chapters)
         _FIGURES[name] = (figure_name, figure)
         return run
 
     return register
+
+
+def chapter_experiments(chapter: int) -> list[str]:
+    """The experiments whose models chapter ``chapter`` reads (:data:`CHAPTERS`), by name."""
+    names = [name for name, chapters in CHAPTERS.items() if chapter in chapters]
+    if not names:
+        raise ValueError(f"chapter must be one of {sorted({c for cs in CHAPTERS.values() for c in cs})}, got {chapter!r}")
+    return sorted(names)
 
 
 def planned_configs(name: str, profile: str) -> list[dict]:

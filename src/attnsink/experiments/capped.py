@@ -15,7 +15,7 @@ def _figure(result: ExperimentResult):
     return plots.capped_tradeoff(result.runs)
 
 
-@experiment("capped_bos", CAPPED, figure=_figure, figure_name="capped")
+@experiment("capped_bos", CAPPED, figure=_figure, figure_name="capped", chapters=(2, 9))
 def capped_bos(ctx: Context) -> ExperimentResult:
     """Train softmax heads whose weight on BOS is capped (``softmax_cap{c}``) for the caps of
     :data:`~attnsink.profiles.CAPS`.

@@ -52,7 +52,7 @@ def _what_it_writes(model, task: ConstantTriggerTask) -> dict:
     }
 
 
-@experiment("constant_default", CONSTANT, figure=_figure, figure_name="constant")
+@experiment("constant_default", CONSTANT, figure=_figure, figure_name="constant", chapters=(9,))
 def constant_default(ctx: Context, *, rules: list[str] | None = None) -> ExperimentResult:
     """One head of every rule of :data:`CONSTANT_RULES` (or ``rules``) trained on the trigger
     task whose target at every row but the trigger is the constant c with every coordinate

@@ -13,7 +13,7 @@ def _figure(result: ExperimentResult):
     return plots.head_kinds(result.heads())
 
 
-@experiment("multi_layer", MULTI_LAYER, figure=_figure, figure_name="heads")
+@experiment("multi_layer", MULTI_LAYER, figure=_figure, figure_name="heads", chapters=(4, 5, 9))
 def multi_layer(ctx: Context) -> ExperimentResult:
     """The paper's multi-layer experiment: residual softmax and ReLU models of 2 layers x 2
     heads and 4 layers x 4 heads (:data:`~attnsink.profiles.SHAPES`), several seeds.
@@ -35,7 +35,7 @@ def multi_layer(ctx: Context) -> ExperimentResult:
     return ctx.result(runs, task=task, results=results, figure_attn=figure_attn)
 
 
-@experiment("blocks", BLOCKS_SETTINGS, figure=_figure, figure_name="heads")
+@experiment("blocks", BLOCKS_SETTINGS, figure=_figure, figure_name="heads", chapters=(5, 9))
 def blocks(ctx: Context) -> ExperimentResult:
     """Beyond the paper's architecture: 2 x 2 residual models with an MLP block, pre-LayerNorm,
     or both (:data:`~attnsink.profiles.BLOCKS`), softmax and ReLU, with the multi-layer recipe.

@@ -55,7 +55,7 @@ def train_gpts(ctx: Context, runs: list[tuple], shape: dict) -> list[tuple[lm.GP
     return [trained[i][0] for i in range(len(runs))]
 
 
-@experiment("backcopy", BACKCOPY, figure=_figure, figure_name="heads")
+@experiment("backcopy", BACKCOPY, figure=_figure, figure_name="heads", chapters=(7, 9))
 def backcopy(ctx: Context) -> ExperimentResult:
     """A 2-layer, 4-head GPT trained on Bigram-Backcopy with each rule of
     :data:`~attnsink.profiles.BACKCOPY_RULES`, and each rule of
@@ -94,7 +94,7 @@ TEXT_EVERY = 100  # steps between two measurements of the heads during training
 N_ANALYSIS = 128  # validation windows for the per-head analysis: the ones measured during training
 
 
-@experiment("text_lm", TEXT, figure=_text_figure, figure_name="sinks")
+@experiment("text_lm", TEXT, figure=_text_figure, figure_name="sinks", chapters=(8, 9))
 def text_lm(ctx: Context) -> ExperimentResult:
     """A character-level GPT of :data:`~attnsink.profiles.TEXT_MODEL` on English text
     (:class:`attnsink.lm.CharText`), with each rule of :data:`~attnsink.profiles.TEXT_RULES`

@@ -13,7 +13,7 @@ def _figure(result: ExperimentResult):
     return plots.attention_mean_std(result.figure_attn, FIGURE_TRIGGER_POS)
 
 
-@experiment("single_layer", SINGLE_LAYER, figure=_figure, figure_name="figure3")
+@experiment("single_layer", SINGLE_LAYER, figure=_figure, figure_name="figure3", chapters=(1, 2, 3, 9))
 def single_layer(ctx: Context) -> ExperimentResult:
     """One-layer one-head softmax and ReLU models on the paper's task, several seeds.
 

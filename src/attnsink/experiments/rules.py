@@ -32,7 +32,7 @@ def _figure(result: ExperimentResult):
     return plots.variants_summary(result.runs)
 
 
-@experiment("variants", VARIANTS, figure=_figure, figure_name="variants")
+@experiment("variants", VARIANTS, figure=_figure, figure_name="variants", chapters=(2, 3, 6, 9))
 def variants(ctx: Context, *, rules: list[str] | None = None) -> ExperimentResult:
     """Train every rule of :data:`VARIANT_RULES` (or ``rules``) on the paper's task and on the
     task without BOS.

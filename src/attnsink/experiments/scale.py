@@ -34,7 +34,7 @@ def scale_recipe(settings, weight_decay: float) -> dict:
     }
 
 
-@experiment("text_scale", TEXT_SCALE, figure=_figure, figure_name="sinks")
+@experiment("text_scale", TEXT_SCALE, figure=_figure, figure_name="sinks", chapters=(8, 9))
 def text_scale(ctx: Context) -> ExperimentResult:
     """A softmax GPT of :data:`~attnsink.profiles.TEXT_MODEL` on Python source, trained on
     each amount of text of :data:`~attnsink.profiles.SCALE_CHARS` (``None``: all of it; a

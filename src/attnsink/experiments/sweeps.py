@@ -14,7 +14,7 @@ def _figure(result: ExperimentResult):
     return plots.sweep_metrics(result.runs)
 
 
-@experiment("sweep", SWEEP, figure=_figure, figure_name="sweep")
+@experiment("sweep", SWEEP, figure=_figure, figure_name="sweep", chapters=(5,))
 def sweep(ctx: Context) -> ExperimentResult:
     """Sweep one setting at a time (:data:`~attnsink.profiles.SWEEP_POINTS`), the others at the
     paper's values (L = 16, d = 16, lr = 1e-3), for one-layer softmax and ReLU heads.
