@@ -37,10 +37,15 @@ LAYERS = [
     ],
     ["experiments.scale", "experiments.decay"],  # the text GPT on more text, at other weight
     # decays: both reuse experiments.language's trainer
-    ["experiments.control", "experiments.text_context"],  # more text at a larger weight decay, longer windows: scale's recipe
+    # more text at a larger weight decay, and longer windows: both with scale's recipe
+    ["experiments.control", "experiments.text_context"],
     ["experiments"],
     ["stored"],
-    ["__main__", "book"],  # book: what the chapters call first (it reads the store's status)
+    ["book"],  # what the chapters call first (it reads the store's status)
+    ["claims.base"],  # what a claim is
+    ["claims.ch01"],  # each chapter's claims
+    ["claims"],  # the chapters' claims checked, their numbers glued through book
+    ["__main__"],
 ]
 RANK = {name: i for i, layer in enumerate(LAYERS) for name in layer}
 PACKAGE_INIT_MAX = RANK["profiles"]  # attnsink/__init__ imports only the lower layers

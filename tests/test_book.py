@@ -63,8 +63,9 @@ def test_setup_resolves_the_profile_and_says_how_to_change_it(profile, monkeypat
     monkeypatch.setenv("ATTNSINK_STORE", str(tmp_path))
     monkeypatch.setenv("ATTNSINK_CACHE_DIR", str(tmp_path / "cache"))
     assert book.setup() == profile and themed == [True]
-    (line,) = capsys.readouterr().out.splitlines()
+    line, *banner = capsys.readouterr().out.splitlines()
     assert line.startswith(f"profile {profile}: models from ") and "ATTNSINK_PROFILE=quick|full" in line
+    assert banner == ([book.QUICK_BANNER] if profile == "quick" else []), "quick says the text describes full"
     if profile == "full":  # the published book: the store first, and how to train what it lacks
         assert "the store, then the cache" in line and "ATTNSINK_TRAIN=1" in line
     else:  # the store holds full models only; quick trains what the cache lacks

@@ -18,8 +18,8 @@ from .prose import number  # noqa: F401  (the book's cells import it from here)
 
 
 def setup(*, chapter: int | None = None, profile: str | None = None, train: bool | None = None) -> str:
-    """Pick chapter ``chapter``'s profile, print :func:`models_line` for it, set the figure
-    theme, and return the profile.
+    """Pick chapter ``chapter``'s profile, print :func:`models_line` for it (and, under
+    ``quick``, :data:`QUICK_BANNER`), set the figure theme, and return the profile.
 
     ``profile`` (else ``$ATTNSINK_PROFILE``) wins. Without either, the profile is ``full``
     when the repository's store holds every ``full`` model the chapter reads
@@ -48,8 +48,17 @@ def setup(*, chapter: int | None = None, profile: str | None = None, train: bool
         chosen=chosen or stored,
     )
     print(line)
+    if profile == "quick":
+        print(QUICK_BANNER)
     set_theme()
     return profile
+
+
+QUICK_BANNER = (
+    "Note: the text describes the published runs (the full profile). The figures and numbers "
+    "below come from the quick profile's smaller runs, and the text's numbers are this run's."
+)
+"""What :func:`setup` prints under the quick profile, below its first line."""
 
 
 def store_holds(experiments) -> bool:

@@ -189,7 +189,9 @@ TEXT_SCALE = {  # softmax only: the question is whether its first-token sink for
 }
 
 # ---- language models: the GPT on all the Python source at a weight decay where sinks formed on English ----
-CONTROL_WEIGHT_DECAY = 0.5  # AdamW's on the matrices: Gu et al.'s largest share of sinks, and dormant heads in text_decay
+CONTROL_WEIGHT_DECAY = (
+    0.5  # AdamW's on the matrices: Gu et al.'s largest share of sinks, and dormant heads in text_decay
+)
 TEXT_CONTROL = {  # TEXT_SCALE's recipe on all its text, softmax and ReLU; AdamW, batches of 32 windows
     "quick": Settings(seeds=1, steps=300, lr=1e-2, batch_size=32, stop_linf=None),
     "full": Settings(seeds=3, steps=10_000, lr=1e-2, batch_size=32, stop_linf=None),

@@ -40,6 +40,40 @@ def number(x, precision: int = 3) -> str:
     return f"{mantissa.replace('-', chr(0x2212))} \u00d7 10{str(int(exponent)).translate(SUPERSCRIPTS)}"
 
 
+def readable(x, digits: int = 2) -> str:
+    """A measured number as the text quotes it: an integer with thousands separated
+    ('12,000'); a float to ``digits`` significant figures, more where rounding would carry
+    it up to the next power of ten ('0.998', not '1.0'; '0.12'; '4.7'; '1,200'); below 10⁻³ or
+    from 10⁶ on as a mantissa times a power of ten ('3.2 × 10⁻⁵'). A number that carries more
+    precision than this is not a number a reader needs. Used by :func:`attnsink.claims.check_claims`."""
+    import math
+    import numbers
+
+    if isinstance(x, bool) or not isinstance(x, numbers.Real):
+        raise ValueError(f"x must be a real number, got {x!r}")
+    check_digits = isinstance(digits, int) and not isinstance(digits, bool) and digits >= 1
+    if not check_digits:
+        raise ValueError(f"digits must be an integer >= 1, got {digits!r}")
+    if isinstance(x, numbers.Integral):
+        return f"{int(x):,}".replace("-", "\u2212")
+    x = float(x)
+    if math.isnan(x):
+        return "\u2013"
+    if math.isinf(x):
+        return "\u221e" if x > 0 else "\u2212\u221e"
+    if x == 0:
+        return "0"
+    exponent = math.floor(math.log10(abs(x)))
+    sig = digits
+    while sig < 6 and round(abs(x), sig - 1 - exponent) >= 10 ** (exponent + 1) and abs(x) < 10 ** (exponent + 1):
+        sig += 1  # 0.9987 -> '0.999', not '1.0': keep the digits that say it is below 1
+    if abs(x) < 1e-3 or abs(x) >= 1e6:
+        mantissa, power = f"{x:.{sig - 1}e}".split("e")
+        return f"{mantissa.replace('-', chr(0x2212))} \u00d7 10{str(int(power)).translate(SUPERSCRIPTS)}"
+    places = sig - 1 - exponent  # negative for large numbers: 1234.5 -> 1,200
+    return f"{round(x, places):,.{max(0, places)}f}".replace("-", "\u2212")
+
+
 def span(values, digits: int = 2) -> str:
     """The smallest and largest of ``values`` as a reader writes a range: '0.12 to 0.34'; one
     number when both round alike ('0.12'); a value that rounds to zero but is not zero as

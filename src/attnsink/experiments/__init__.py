@@ -63,7 +63,6 @@ from .broadcast import broadcast
 from .capped import capped_bos
 from .constant import CONSTANT_RULES, constant_default
 from .control import text_control
-from .text_context import text_context
 from .decay import text_decay
 from .deep import blocks, multi_layer
 from .language import backcopy, text_lm
@@ -71,6 +70,7 @@ from .one_head import single_layer
 from .rules import VARIANT_RULES, variants, variants_table
 from .scale import text_scale
 from .sweeps import sweep
+from .text_context import text_context
 
 __all__ = [
     "BLOCKS",

@@ -239,7 +239,9 @@ def chapter_experiments(chapter: int) -> list[str]:
     """The experiments whose models chapter ``chapter`` reads (:data:`CHAPTERS`), by name."""
     names = [name for name, chapters in CHAPTERS.items() if chapter in chapters]
     if not names:
-        raise ValueError(f"chapter must be one of {sorted({c for cs in CHAPTERS.values() for c in cs})}, got {chapter!r}")
+        raise ValueError(
+            f"chapter must be one of {sorted({c for cs in CHAPTERS.values() for c in cs})}, got {chapter!r}"
+        )
     return sorted(names)
 
 

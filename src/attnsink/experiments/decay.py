@@ -8,8 +8,8 @@ from __future__ import annotations
 from .. import lm
 from ..cache import memoized
 from ..profiles import DECAY_RATES, TEXT_DECAY, TEXT_MODEL, TEXT_RULES, TEXT_TASK
-from .base import Context, ExperimentResult, experiment
 from . import language
+from .base import Context, ExperimentResult, experiment
 from .language import N_ANALYSIS, text_heads, text_record, train_gpts
 
 

@@ -8,8 +8,8 @@ from __future__ import annotations
 from .. import lm
 from ..cache import memoized
 from ..profiles import SCALE_CHARS, SCALE_TASK, SCALE_WARMUP, SCALE_WEIGHT_DECAY, TEXT_MODEL, TEXT_SCALE
-from .base import Context, ExperimentResult, experiment
 from . import language
+from .base import Context, ExperimentResult, experiment
 from .language import N_ANALYSIS, text_heads, train_gpts
 
 
