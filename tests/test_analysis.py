@@ -251,3 +251,12 @@ def test_seed_means_average_each_seed_then_give_the_spread_over_seeds():
     assert list(out.index) == ["a", "b"]
     with pytest.raises(ValueError, match="'y'"):
         seed_means(frame, ["model"], {"y": "y"})
+
+
+def test_health_frame_reads_one_row_per_run():
+    from attnsink.analysis import health_frame
+
+    run = {"attention": "softmax", "lr": 0.01, "weight_decay": 0.0, "seed": 0, "val_loss": 2.1}
+    health = {"entropy": [[0.0, 0.01], [float("nan"), 2.0]], "query_norm": [80.0, 12.0], "collapsed_share": 2 / 3}
+    frame = health_frame([{**run, "health": {**health, "collapsed": True}}])
+    assert len(frame) == 1 and bool(frame.collapsed[0]) and frame.entropy[0] == 0.01 and frame.query_norm[0] == 80

@@ -725,3 +725,33 @@ def test_window_losses_average_to_lm_loss_and_reject_bad_input():
         window_losses(model, x, batch=0)
     with pytest.raises(ValueError, match="x must be"):
         window_losses(model, x[:, :1])
+
+
+def test_training_health_tells_a_collapsed_model_from_one_that_spreads():
+    """Rows on one key have zero entropy; an even spread has ln(keys seen); a head with no
+    weight anywhere (ReLU with its query map zero) is not counted."""
+    from attnsink.lm.metrics import COLLAPSE_NATS, HEALTH_QUERY, training_health
+
+    x = torch.randint(0, 10, (4, 15))
+    model = small(attention="softmax", vocab=10, seq_len=16)
+    d = model.config["d_model"]
+    with torch.no_grad():
+        for b in model.blocks:
+            b.qkv.weight[: 2 * d] = 0  # scores all zero: every row uniform
+    h = training_health(model, x)
+    uniform = np.mean([np.log(i + 1) for i in range(HEALTH_QUERY, 15)])
+    assert np.allclose(h["entropy"], uniform, atol=1e-4) and not h["collapsed"] and h["collapsed_share"] == 0
+    assert np.allclose(h["query_norm"], 0)
+    with torch.no_grad():  # huge logits: every row on one key (its own, mostly)
+        for b in model.blocks:
+            b.qkv.weight[:d] = torch.eye(d) * 10
+            b.qkv.weight[d : 2 * d] = torch.eye(d) * 10
+    h = training_health(model, x)
+    assert h["collapsed"] and h["collapsed_share"] >= 0.5 and min(map(min, h["entropy"])) < COLLAPSE_NATS
+    relu = small(attention="relu", vocab=10, seq_len=16)
+    with torch.no_grad():
+        relu.blocks[0].qkv.weight[:d] = 0  # layer 0 off everywhere
+    h = training_health(relu, x)
+    assert all(np.isnan(h["entropy"][0])) and not np.isnan(h["entropy"][1]).any()
+    with pytest.raises(ValueError, match="more than"):
+        training_health(model, x[:, :HEALTH_QUERY])

@@ -456,6 +456,27 @@ def text_heads_frame(runs: list[dict]) -> pd.DataFrame:
     return pd.DataFrame(rows)
 
 
+def health_frame(runs: list[dict]) -> pd.DataFrame:
+    """The text GPTs' runs, one row per run: ``attention``, ``lr``, ``weight_decay``, ``seed``,
+    the final ``val_loss``, and from :func:`attnsink.lm.training_health` the share of heads
+    whose rows sit on one key (``collapsed_share``), whether the run ``collapsed``, the
+    median head's row entropy in nats (``entropy``) and the largest layer's query-map norm
+    (``query_norm``). Used in chapter 8."""
+    rows = []
+    for r in runs:
+        h = r["health"]
+        rows.append(
+            {
+                **{k: r[k] for k in ("attention", "lr", "weight_decay", "seed", "val_loss")},
+                "collapsed_share": h["collapsed_share"],
+                "collapsed": h["collapsed"],
+                "entropy": float(np.nanmedian(np.asarray(h["entropy"], dtype=float))),
+                "query_norm": float(np.max(h["query_norm"])),
+            }
+        )
+    return pd.DataFrame(rows)
+
+
 def sink_history_frame(runs: list[dict]) -> pd.DataFrame:
     """Language models during training, one row per (run, step, layer): the largest of the
     layer's heads' mean weights on token 0 (``weight``), with the ``panel`` (rule and

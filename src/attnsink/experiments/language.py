@@ -108,9 +108,9 @@ def text_lm(ctx: Context) -> ExperimentResult:
     :func:`attnsink.metrics.first_share`; a ReLU row need not sum to one); the share of its
     queries that are sink rows (``sink_rows``, :func:`attnsink.lm.sink_rows`) and what its
     output there is worth (``ablate_zero``, ``ablate_mean``, ``ablate_first``: :func:`attnsink.lm.ablate_heads`,
-    NaN for a head with no sink row); and
+    NaN for a head with no sink row);
     :func:`attnsink.lm.conditional_heads` on :data:`N_ANALYSIS` validation windows
-    (``heads``). ``results`` maps (rule, lr) to the trained models.
+    (``heads``); and whether training collapsed (``health``, :func:`attnsink.lm.training_health`). ``results`` maps (rule, lr) to the trained models.
     """
     task = lm.CharText(**TEXT_TASK)
     s = ctx.settings
@@ -175,4 +175,5 @@ def text_heads(model: lm.GPT, windows) -> dict:
         "ablate_mean": ablation["mean"].tolist(),
         "ablate_first": ablation["first"].tolist(),
         "heads": lm.conditional_heads(model, x),
+        "health": lm.training_health(model, x),
     }

@@ -31,6 +31,7 @@ from .metrics import (
     head_outputs,
     head_rows,
     sink_rows,
+    training_health,
     transplant_layer,
     window_losses,
 )
@@ -53,6 +54,7 @@ __all__ = [
     "backcopy_metrics",
     "conditional_heads",
     "head_metrics",
+    "training_health",
     "head_outputs",
     "head_rows",
     "learning_rate",

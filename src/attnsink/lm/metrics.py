@@ -65,6 +65,51 @@ def head_metrics(model: GPT, x: torch.Tensor, *, eps: float = SINK_EPS) -> dict:
     }
 
 
+COLLAPSE_NATS = 0.1
+"""Nats: a head whose rows, at queries from :data:`HEALTH_QUERY` on, average less entropy than
+this puts (nearly) all of every row on one key (a uniform row there has at least ln 9 ≈ 2.2)."""
+HEALTH_QUERY = 8
+"""The first query :func:`training_health` reads: earlier rows see too few keys to spread."""
+COLLAPSE_SHARE = 0.5
+"""A run whose share of collapsed heads reaches this has collapsed (:func:`training_health`)."""
+
+
+def training_health(model: GPT, x: torch.Tensor) -> dict:
+    """Whether training went well, per head, on inputs ``x``: ``entropy`` (layers, heads), the
+    mean entropy in nats of a head's rows at queries :data:`HEALTH_QUERY` and after (each row
+    normalised to sum one first, for a rule whose rows need not; rows with no weight left out,
+    NaN for a head with no weight anywhere);
+    ``query_norm`` (layers,), the Frobenius norm of each layer's query map; ``collapsed_share``,
+    the share of the heads with weight somewhere whose entropy is below :data:`COLLAPSE_NATS`; and ``collapsed``, whether
+    that share reaches :data:`COLLAPSE_SHARE`. Attention-logit growth makes rows one-hot and
+    stalls training (Wortsman et al., 2023; Zhai et al., 2023); a collapsed run is a failed
+    optimisation, not a property of its attention rule. Used in chapter 8."""
+    if x.dim() != 2 or x.shape[1] <= HEALTH_QUERY:
+        raise ValueError(f"x must be inputs (batch, more than {HEALTH_QUERY} positions), got {tuple(x.shape)}")
+    _, attns, _ = _read(model, x)
+    entropy = []
+    for w in attns:  # (batch, heads, query, key)
+        rows = w[:, :, HEALTH_QUERY:].double()
+        total = rows.sum(-1, keepdim=True)
+        p = rows / total.clamp(min=1e-300)
+        h = -(p * torch.log(p.clamp(min=1e-300))).sum(-1)  # (batch, heads, query)
+        live = total[..., 0] > 0
+        n = live.sum((0, 2))
+        mean = torch.where(live, h, 0).sum((0, 2)) / n.clamp(min=1)
+        entropy.append(torch.where(n > 0, mean, torch.nan))  # a head that is off everywhere: NaN
+    entropy = torch.stack(entropy).float().cpu()  # (layers, heads)
+    d = model.config["d_model"]
+    query_norm = torch.stack([b.qkv.weight[:d].detach().norm() for b in model.blocks]).cpu()
+    on = ~torch.isnan(entropy)
+    share = float((entropy[on] < COLLAPSE_NATS).float().mean()) if on.any() else 0.0
+    return {
+        "entropy": entropy.tolist(),
+        "query_norm": query_norm.tolist(),
+        "collapsed_share": share,
+        "collapsed": share >= COLLAPSE_SHARE,
+    }
+
+
 ABLATIONS = ("zero", "mean", "first")
 """The ablations :func:`ablate_heads` can make: by zero, by the mean, without token 0's part."""
 
