@@ -8,7 +8,7 @@ from fractions import Fraction
 import pytest
 
 from attnsink import TriggerTask
-from attnsink.construct import cancelling_layer, cancelling_layer_rows
+from attnsink.construct import cancelling_layer, cancelling_layer_rows, extremal_logits
 from attnsink.theory import cancellation_weight_floor, fewest_cancelling_heads
 
 
@@ -56,14 +56,77 @@ def test_no_exact_layer_pays_less_than_the_floor(seq_len, theta):
     cap = Fraction(2 * theta / (1 - theta)).limit_denominator(10**6)
     rng = random.Random(100 * seq_len + int(100 * theta))
     floor = cancellation_weight_floor(seq_len, theta)
+    candidates = [extremal_logits(seq_len, theta)]  # near the cheapest (LP: within 3% for L <= 8)
+    for _ in range(20):  # random placements of the logits
+        candidates.append(sorted({cap * Fraction(rng.randint(1, 10**4), 10**4) for _ in range(seq_len - 1)}))
     best = math.inf
-    for _ in range(20):  # random placements of the logits, and the Chebyshev one
-        c = sorted({cap * Fraction(rng.randint(1, 10**4), 10**4) for _ in range(seq_len - 1)})
-        if len(c) < seq_len - 1:
-            continue
-        best = min(best, float(sum(abs(a) for a in cancelling_layer(seq_len, c))))
+    for c in candidates:
+        if len(c) == seq_len - 1:
+            best = min(best, float(sum(abs(a) for a in cancelling_layer(seq_len, c))))
     assert best >= floor * (1 - 1e-12)
     assert best < 1e3 * floor or theta > 0.7  # near the floor where the sinks are strictly capped
+    if theta == 0.5 and seq_len <= 10:
+        assert best < 2.5 * floor  # the doubled floor is within a small factor of what an exact layer pays
+
+
+@pytest.mark.parametrize("theta", [Fraction(1, 2), Fraction(3, 4), Fraction(9, 10)])
+def test_the_floor_is_tight_at_three_positions(theta):
+    """L = 3: one trigger position, j = 2. Two heads with c = (eps, C) approach the floor
+    F_3(theta) = 2 / theta (4 at theta = 1/2) from above: it is the infimum. (Their weights are
+    +-2 / (theta - eps / (eps + 2)): head 2 sits at the cap, head 1 next to BOS-free.)"""
+    cap = 2 * theta / (1 - theta)
+    floor = cancellation_weight_floor(3, float(theta))
+    assert floor == pytest.approx(float(2 / theta), rel=1e-12)
+    gaps = []
+    for k in range(2, 9):
+        eps = Fraction(1, 10**k)
+        weight = sum(abs(a) for a in cancelling_layer(3, [eps, cap]))
+        assert weight > floor * (1 - 1e-12)
+        gaps.append(float(weight) - floor)
+    assert all(b < a for a, b in zip(gaps, gaps[1:])) and gaps[-1] < 1e-6 * floor
+    assert cancellation_weight_floor(3, 0.5) == pytest.approx(4.0, rel=1e-12)
+
+
+def _chebyshev(m, s):
+    """T_m(s), exactly for a rational s."""
+    a, b = Fraction(1), s
+    for _ in range(m - 1):
+        a, b = b, 2 * s * b - a
+    return b if m >= 1 else a
+
+
+@pytest.mark.parametrize("seq_len", range(3, 11))
+@pytest.mark.parametrize("theta", [Fraction(1, 2), Fraction(2, 3), Fraction(9, 10)])
+def test_the_proof_step_by_step(seq_len, theta):
+    """The proof of thm-cancel-price, in exact arithmetic: its test function
+    g(c) = Q(0) R(t) (1-t)^(-m) / Q(c) has sigma g in [0, 1] on (0, C] (sigma = (-1)^(m+1)), and
+    every exact layer has sum_h alpha_h g(c_h) = -p with p = F_L(theta) / 2, so that
+    sum_h |alpha_h| >= p / (1/2) = F_L(theta)."""
+    m, cap = seq_len - 2, 2 * theta / (1 - theta)
+    tau = cap / (cap + seq_len - 1)
+    q0 = math.factorial(seq_len - 1)
+
+    def R(t):
+        return (_chebyshev(m, 2 * t / tau - 1) - (-1) ** m) / 2
+
+    def g(c):
+        t = c / (c + seq_len - 1)
+        return q0 * R(t) / (1 - t) ** m / math.prod(c + j for j in range(2, seq_len))
+
+    sigma = (-1) ** (m + 1)
+    grid = [cap * Fraction(k, 200) for k in range(1, 201)] + [cap / 10**k for k in range(3, 9)]
+    assert all(0 <= sigma * g(c) <= 1 for c in grid)  # one-signed, so |g - sigma/2| <= 1/2
+    p = q0 * R(Fraction(1)) / (seq_len - 1) ** m
+    assert float(2 * p) == pytest.approx(cancellation_weight_floor(seq_len, float(theta)), rel=1e-9)
+    rng = random.Random(seq_len)
+    for _ in range(3):
+        c = sorted({cap * Fraction(rng.randint(1, 10**3), 10**3) for _ in range(seq_len - 1)})
+        if len(c) < seq_len - 1:
+            continue
+        alpha = cancelling_layer(seq_len, c)
+        assert sum(a * g(x) for a, x in zip(alpha, c)) == -p  # the partial-fraction identity, exactly
+        assert sum(a * (g(x) - Fraction(sigma, 2)) for a, x in zip(alpha, c)) == -p  # shifted: the same
+        assert sum(abs(a) for a in alpha) >= 2 * p
 
 
 def test_the_floor_grows_faster_than_exponentially():
@@ -116,6 +179,8 @@ def test_bad_arguments():
         cancelling_layer(4, [1, 1, 2])
     with pytest.raises(ValueError, match="seq_len - 1"):
         cancelling_layer(4, [1, 2])
+    with pytest.raises(ValueError, match="theta"):
+        extremal_logits(4, 0.4)
 
 
 def _nodes(L=16, C=2.0):

@@ -261,3 +261,33 @@ def test_zeroing_every_head_at_once_sees_cancelling_constants():
         zero_every_head(model, batch, batch.is_trigger.float())
     with pytest.raises(ValueError, match="rows"):
         heads_add_up(model, batch, batch.is_trigger.float())
+
+
+def test_blocks_add_up_counts_the_mlps():
+    """Without MLP blocks the heads are everything the model adds; with them, heads and MLPs
+    together are the output less the input, and an MLP that writes minus the heads' constant
+    makes the heads' sum large while the model adds nothing."""
+    from attnsink.metrics import blocks_add_up, heads_add_up
+
+    task = TriggerTask(residual=True)
+    batch = task.sample(100, generator=torch.Generator().manual_seed(5))
+    plain = AttentionModel(16, n_heads=2, n_layers=2, residual=True, seed=1, init_std=0.3)
+    res = blocks_add_up(plain, batch)
+    assert res["heads"] == pytest.approx(heads_add_up(plain, batch), rel=1e-5)
+    assert res["mlps"] < 1e-5 and res["all"] == pytest.approx(res["heads"], rel=1e-5)
+    # one head whose value is v for every token (x . (e_0 + e_1 + e_15) = 1 for each), so it
+    # writes v at every row, and an MLP block that writes -v: the model adds nothing
+    model = AttentionModel(16, residual=True, mlp=True, seed=2)
+    v = torch.linspace(-1.0, 1.0, 16)
+    with torch.no_grad():
+        model.W_V.zero_()
+        model.W_V[0, 0, [0, 1, 15]] = v
+        model.W_O.copy_(torch.eye(16))
+        for name in ("W_in", "b_in", "W_out"):
+            getattr(model, name).zero_()
+        model.b_out.copy_(-v[None])
+    got = blocks_add_up(model, batch)
+    assert got["heads"] == pytest.approx(1.0)  # one head: its own write
+    assert got["mlps"] == pytest.approx(1.0) and got["all"] < 1e-5 and got["spread"] < 1e-5
+    with pytest.raises(ValueError, match="residual"):
+        blocks_add_up(AttentionModel(16), task.sample(4))

@@ -188,6 +188,33 @@ def test_position_scale_bound():
         position_scale_error_bound(TriggerTask(seq_len=4), "relu")
 
 
+@pytest.mark.parametrize("task, rule", [(TASK, "relu_visible"), (NO_BOS, "relu"), (TASK, "relu")])
+def test_position_scale_bound_is_attained(task, rule):
+    """Part 1 of the proposition: on the noise-free sequences some head of the class reaches
+    the floor. The proof's head: the trigger query scores 1 on every key, BOS's value is 0,
+    and the trigger's and the content token's values are the two least-squares fits."""
+    n, L = task.d_model, task.seq_len
+    pos = torch.arange(L, dtype=torch.float64)
+    g = 1.0 / pos.clamp(min=1.0) if rule == "relu" else 1.0 / (pos + 1.0)
+    j = torch.arange(2, L)
+    count = (j - task.first_content).double()  # content tokens before the trigger
+    design = torch.stack([g[j], g[j] * count], dim=1)
+    trig = torch.linalg.lstsq(design, (1 / (count + 1))[:, None]).solution.flatten()  # p, q
+    bias = torch.linalg.lstsq(design, (count / (count + 1))[:, None]).solution.flatten()  # p', q'
+    qk, vo = torch.zeros(n, n), torch.zeros(n, n)
+    qk[1, 0] = qk[1, 1] = qk[1, n - 1] = 1.0  # the trigger query scores 1 on every key
+    vo[1, 1], vo[1, n - 1] = trig[0], bias[0]  # V(trigger) = p e_1 + p' e_b
+    vo[n - 1, 1], vo[n - 1, n - 1] = trig[1], bias[1]  # V(content) = q e_1 + q' e_b
+    model = AttentionModel(n, attention=rule)
+    with torch.no_grad():
+        model.W_Q.copy_(qk[None, None])
+        model.W_K.copy_(torch.eye(n)[None, None])
+        model.W_V.copy_(vo[None, None])
+        model.W_O.copy_(torch.eye(n)[None, None])
+    floor = position_scale_error_bound(task, rule)
+    assert _noise_free_rms_error(model, task) == pytest.approx(floor, abs=1e-5)
+
+
 def test_hull_distance_floor():
     before, after = hull_distance_floor(softmax_solution(TASK, 4.0), TASK)
     assert before == pytest.approx(1.0) and after == pytest.approx(1 / math.sqrt(2))

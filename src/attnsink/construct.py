@@ -12,6 +12,7 @@ those two products and factor them as ``W_Q = A, W_K = I`` and ``W_V = B, W_O = 
 
 from __future__ import annotations
 
+import math
 from fractions import Fraction
 
 import torch
@@ -207,6 +208,26 @@ def cancelling_layer(seq_len: int, c) -> list[Fraction]:
                 factor = rows[r][col]
                 rows[r] = [a - factor * b for a, b in zip(rows[r], rows[col])]
     return [rows[h][n] for h in range(n)]
+
+
+def extremal_logits(seq_len: int, theta, eps=Fraction(1, 10**6)) -> list[Fraction]:
+    """Near-cheapest logits ``c_h`` for :func:`cancelling_layer` under the cap ``theta``: the
+    ``seq_len - 1`` points where the test function of the theorem "The price of cancelling"
+    (chapter "Several layers") peaks, ``t = tau (1 + cos(pi k / m)) / 2`` for ``k = 0 .. m``
+    with ``m = seq_len - 2``, ``tau = C / (C + seq_len - 1)``, ``C = 2 theta / (1 - theta)``,
+    mapped back by ``c = (seq_len - 1) t / (1 - t)``; the point ``c = 0`` (no head may have it)
+    moves to ``eps``. Rationals, so that :func:`cancelling_layer` stays exact."""
+    check_int("seq_len", seq_len, 3)
+    theta = Fraction(theta).limit_denominator(10**6)
+    if not Fraction(1, 2) <= theta < 1:
+        raise ValueError(f"theta must lie in [1/2, 1), got {theta}")
+    m, cap = seq_len - 2, 2 * theta / (1 - theta)
+    tau = cap / (cap + seq_len - 1)
+    c = []
+    for k in range(m + 1):
+        t = tau / 2 + tau / 2 * Fraction(math.cos(math.pi * k / m)).limit_denominator(10**6)
+        c.append(min(max((seq_len - 1) * t / (1 - t), Fraction(eps)), cap))
+    return sorted(c)
 
 
 def cancelling_layer_rows(tokens, trigger_pos: int, c, alpha) -> tuple[list[list[Fraction]], list[list[Fraction]]]:

@@ -261,6 +261,48 @@ def heads_add_up(model: AttentionModel, batch: Batch, rows: torch.Tensor | None 
     return float(added / single.max())
 
 
+@torch.no_grad()
+def blocks_add_up(model: AttentionModel, batch: Batch, rows: torch.Tensor | None = None) -> dict[str, float]:
+    """:func:`heads_add_up` with the MLP blocks counted, for a residual model: at the queries
+    ``rows`` (default ``batch.is_nontrigger``), the mean norm of what every head of every layer
+    writes there, added up (``"heads"``), of what every MLP block writes there, added up
+    (``"mlps"``), and of the two together (``"all"``: the model's output less its input), each
+    over the largest mean norm of what one head writes there; and ``"spread"``, the root mean
+    square of the heads' summed write about its mean over those rows, over its root mean
+    square (0 when the heads add up to the same vector at every row of every sequence).
+    NaN where :func:`heads_add_up` is NaN."""
+    if not model.residual:
+        raise ValueError("blocks_add_up needs a residual model: its output is its input plus every block's write")
+    rows = batch.is_nontrigger if rows is None else rows
+    if rows.dtype != torch.bool or rows.shape != batch.is_trigger.shape:
+        raise ValueError(
+            f"rows must be bool of shape {tuple(batch.is_trigger.shape)}, got {rows.dtype} {tuple(rows.shape)}"
+        )
+    outs = []
+
+    def keep(layer, out):
+        outs.append(out)
+        return out
+
+    was = model.training
+    model.eval()
+    try:
+        y_hat = model(batch.x, edit=keep)[0]
+    finally:
+        model.train(was)
+    heads = torch.cat(outs, dim=1)  # (batch, layers * heads, query, d)
+    single = heads.norm(dim=-1).transpose(0, 1)[:, rows].mean(dim=-1)  # (layers * heads,)
+    if not rows.any() or single.max() == 0:
+        return dict.fromkeys(("heads", "mlps", "all", "spread"), float("nan"))
+    added = heads.sum(dim=1)[rows]  # (n rows, d)
+    blocks = {"heads": added, "all": (y_hat - batch.x)[rows]}
+    blocks["mlps"] = blocks["all"] - added  # the MLP blocks' writes, biases included
+    res = {k: float(v.norm(dim=-1).mean() / single.max()) for k, v in blocks.items()}
+    centred = (added - added.mean(dim=0)).pow(2).sum(dim=-1).mean()
+    res["spread"] = float((centred / added.pow(2).sum(dim=-1).mean()).sqrt())
+    return res
+
+
 WRITE_SHARE = 0.01
 """On the trigger task, an ablation costs something when it moves the MSE by more than this
 share of :func:`job_cost` (the tolerance of :func:`what_it_writes` there)."""

@@ -284,17 +284,20 @@ def cancellation_weight_floor(seq_len: int, theta: float) -> float:
     the residual task exactly while no head puts more than ``theta`` on BOS at any row
     ``i >= 1`` (Theorem "The price of cancelling", chapter "Several layers"):
 
-        (L-1)! / (L-1)^(L-2) * (T_(L-2)(1 + (L-1)(1-theta)/theta) - (-1)^L) / 2,
+        F_L(theta) = (L-1)! / (L-1)^(L-2) * (T_(L-2)(1 + (L-1)(1-theta)/theta) - (-1)^L),
 
-    with ``T_m`` the Chebyshev polynomial. Such a layer exists for every ``theta`` in
-    [1/2, 1) (:func:`attnsink.construct.cancelling_layer`); this is a floor on what it pays
-    (the least weight can be several times larger)."""
+    with ``T_m`` the Chebyshev polynomial. The proof pairs the heads' weights with a test
+    function whose values lie in [0, 1] (or [-1, 0]); as the weights sum to zero it may be
+    shifted by 1/2, which gives twice what the unshifted function gives. The bound is tight
+    at ``L = 3`` (4 at ``theta = 1/2``, approached by two heads with ``c = (eps, 2)``); for
+    ``theta = 1/2`` and ``L <= 10`` some exact layer pays less than 2.5 times it. Such
+    a layer exists for every ``theta`` in [1/2, 1) (:func:`attnsink.construct.cancelling_layer`)."""
     check_int("seq_len", seq_len, 3)
     check_number("theta", theta, low=0.5, high=1.0, low_open=False)
     m = seq_len - 2
     x = 1 + (seq_len - 1) * (1 - theta) / theta
     chebyshev = math.cosh(m * math.acosh(x))  # T_m(x) for x >= 1
-    return math.factorial(seq_len - 1) / (seq_len - 1) ** m * (chebyshev - (-1) ** m) / 2
+    return math.factorial(seq_len - 1) / (seq_len - 1) ** m * (chebyshev - (-1) ** m)
 
 
 def fewest_cancelling_heads(seq_len: int, theta: float) -> int:
