@@ -103,12 +103,14 @@ class Report:
         body = "".join(
             "<tr>"
             f"<td>{'✓' if r['holds'] else ('✗' if r['required'] else '–')}</td>"
-            f"<td><code>{escape(r['id'])}</code></td><td>{escape(r['claim'])}</td>"
+            f"<td><code>{escape(r['id'])}</code><br>{escape(r['claim'])}</td>"
             f"<td>{escape(r['measured'])}</td></tr>"
             for r in self.rows
         )
-        table = (
-            '<table class="claims"><thead><tr><th></th><th>claim</th><th>the text says</th>'
+        table = (  # fixed layout: the table wraps its text to the book's column
+            '<table class="claims" style="width: 100%; table-layout: fixed; overflow-wrap: anywhere">'
+            '<colgroup><col style="width: 2em"><col style="width: 60%"><col></colgroup>'
+            "<thead><tr><th></th><th>claim: the text says</th>"
             f"<th>measured</th></tr></thead><tbody>{body}</tbody></table>"
         )
         note = (
