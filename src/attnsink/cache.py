@@ -156,10 +156,10 @@ def default_store_dir() -> Path | None:
     return folder if folder.is_dir() else None
 
 
-ANALYSIS_EXEMPT = ("plots", "prose.py", "book.py", "__main__.py", "stored.py", "cluster.py", "parallel.py")
+ANALYSIS_EXEMPT = ("plots", "prose.py", "book.py", "claims", "__main__.py", "stored.py", "cluster.py", "parallel.py")
 """The library's modules and packages that cannot change what a memoized analysis returns (the
-figures, the sentences, the command line, the store's bookkeeping, where work runs): edits to
-them keep the stored analyses; an edit to any other module sets them aside."""
+figures, the sentences, the chapters' claims, the command line, the store's bookkeeping, where
+work runs): edits to them keep the stored analyses; an edit to any other module sets them aside."""
 
 
 def analysis_code(root: str | Path | None = None) -> str:
