@@ -755,3 +755,22 @@ def test_training_health_tells_a_collapsed_model_from_one_that_spreads():
     assert all(np.isnan(h["entropy"][0])) and not np.isnan(h["entropy"][1]).any()
     with pytest.raises(ValueError, match="more than"):
         training_health(model, x[:, :HEALTH_QUERY])
+
+
+def test_context_heads_reads_near_and_far_queries_and_what_each_head_writes():
+    from attnsink.experiments.text_context import context_heads
+
+    torch.manual_seed(0)
+    model = small(seq_len=16)
+    windows = TASK.sample(8, seed=1)[:, :16]
+    out = context_heads(model, windows, near=6)
+    first = head_metrics(model, windows[:, :-1])["first_mass"]  # (layers, heads, query)
+    assert np.allclose(out["first_near"], first[:, :, 1:6].mean(-1).numpy(), atol=1e-6)
+    assert np.allclose(out["first_mean"], head_metrics(model, windows[:, :-1])["first_mean"].numpy(), atol=1e-6)
+    for key in ("ablate_zero", "ablate_mean", "ablate_first", "sink_rows", "value_ratio"):
+        assert np.asarray(out[key]).shape == (2, 2), key
+    rows = np.asarray(out["sink_rows"])
+    assert ((rows >= 0) & (rows <= 1)).all()
+    # a head with no sink rows is not read: what it writes there is unmeasured (NaN)
+    z = np.asarray(out["ablate_zero"])
+    assert np.isnan(z[rows == 0]).all() and not np.isnan(z[rows > 0]).any()

@@ -178,3 +178,22 @@ def test_sink_over_tokens_draws_each_amount_of_text_per_seed_against_tokens():
     assert sorted(tuple(ln.get_ydata()) for ln in lines) == [(0.1, 0.12), (0.1, 0.13), (0.2, 0.4)]
     assert any(list(ln.get_ydata()) == [0.3, 0.3] for ln in left.get_lines())  # the threshold
     plt.close(fig)
+
+
+def test_sink_by_context_draws_every_head_per_window_with_the_threshold_and_an_even_spread():
+    runs = [
+        {"seq_len": n, "seed": s, "first_mean": [[0.1, 0.35 if n == 256 else 0.2], [0.05, 0.0]]}
+        for n in (64, 256)
+        for s in (0, 1)
+    ]
+    fig = plots.sink_by_context(runs)
+    ax = fig.axes[0]
+    dots = np.concatenate([c.get_offsets() for c in ax.collections])
+    assert len(dots) == 16  # 4 heads x 2 seeds x 2 windows
+    assert sorted({round(float(y), 2) for y in dots[:, 1]}) == [0.0, 0.05, 0.1, 0.2, 0.35]
+    assert max(float(y) for x, y in dots if x > 0.5) == pytest.approx(0.35)  # the 256 windows: the second column
+    flat = [tuple(ln.get_ydata()) for ln in ax.get_lines() if len(set(ln.get_ydata())) == 1]
+    assert (0.3, 0.3) in flat  # the threshold
+    even = {round(y[0], 3) for y in flat if y[0] < 0.3}
+    assert len(even) == 2 and max(even) == pytest.approx(np.mean([1 / (q + 1) for q in range(1, 63)]), abs=1e-3)
+    plt.close(fig)

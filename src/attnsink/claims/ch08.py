@@ -1,8 +1,524 @@
-"""Chapter 8's claims. See :mod:`attnsink.claims`."""
+"""Chapter 8's claims: what a small GPT's heads do on real text (English documentation and
+Python source), over every text run the book stores (:func:`attnsink.experiments.text_lm`,
+``text_scale``, ``text_decay``, ``text_control`` and ``text_context``)."""
 
 from __future__ import annotations
 
+import numpy as np
+import pandas as pd
+
+from ..metrics import SINK_EPS, WRITE_TOL, what_it_writes
+from ..prose import gu_measure
 from .base import Chapter
 
 CHAPTER = Chapter("ch8")
 BOTH = ("quick", "full")
+
+STRONG = 0.9
+"""A head is a *strong* sink when its mean weight on the first token exceeds this."""
+LATE = 0.25
+"""The last share of a run's validation measurements that its late loss averages."""
+HEAD_KEYS = ("first_mean", "value_ratio", "sink_rows", "ablate_zero", "ablate_mean", "ablate_first")
+
+
+def _setting(experiment: str, r: dict) -> str:
+    """A short name for the setting a run trained in."""
+    if experiment == "text_scale":
+        return f"Python, {r['train_chars'] / 1e6:.2g}M characters"
+    if experiment == "text_context":
+        return f"Python, windows of {r['seq_len']}"
+    text = "Python" if experiment == "text_control" else "English"
+    return f"{text}, lr {r['lr']:g}, weight decay {r['weight_decay']:g}"
+
+
+def run_list(tx, sc, dc, ct, cx) -> list[tuple[str, dict]]:
+    """Every stored text run once, as ``(experiment, record)``. ``text_decay``'s runs at
+    chapter 7's weight decay are ``text_lm``'s at the larger rate, and ``text_context``'s
+    64-character runs are ``text_scale``'s on all the text: each is listed once."""
+    out = [("text_lm", r) for r in tx.runs] + [("text_scale", r) for r in sc.runs]
+    lm_keys = {(r["attention"], r["lr"], r["weight_decay"], r["seed"]) for r in tx.runs}
+    out += [
+        ("text_decay", r) for r in dc.runs if (r["attention"], r["lr"], r["weight_decay"], r["seed"]) not in lm_keys
+    ]
+    out += [("text_control", r) for r in ct.runs]
+    short = min(r["seq_len"] for r in cx.runs)
+    out += [("text_context", r) for r in cx.runs if r["seq_len"] != short]
+    return out
+
+
+def heads_frame(runs: list[tuple[str, dict]]) -> pd.DataFrame:
+    """One row per (run, layer, head) of ``runs`` (:func:`run_list`): the experiment, setting,
+    rule, seed, whether the run collapsed (:func:`attnsink.lm.training_health`; a run without
+    that record counts as trained), the layer and head, the fields of :data:`HEAD_KEYS` and
+    what the head writes at its sink rows (:func:`attnsink.metrics.what_it_writes`)."""
+    rows = []
+    for experiment, r in runs:
+        fields = {k: np.asarray(r[k], dtype=float) for k in HEAD_KEYS}
+        collapsed = bool(r.get("health", {}).get("collapsed", False))
+        for (layer, head), w in np.ndenumerate(fields["first_mean"]):
+            rows.append(
+                {
+                    "experiment": experiment,
+                    "setting": _setting(experiment, r),
+                    "attention": r["attention"],
+                    "seed": r["seed"],
+                    "collapsed": collapsed,
+                    "layer": layer,
+                    "head": head,
+                    **{k: float(v[layer, head]) for k, v in fields.items()},
+                }
+            )
+    frame = pd.DataFrame(rows)
+    frame["writes"] = what_it_writes(frame["ablate_zero"], frame["ablate_mean"])
+    return frame
+
+
+def loss_frame(runs: list[tuple[str, dict]], late: float = LATE) -> pd.DataFrame:
+    """One row per run: setting, rule, seed, whether it collapsed, its final validation loss
+    and its mean over the last ``late`` of its measurements (``late_loss``, less noisy), and
+    the standard deviation there (``late_sd``), in nats per character."""
+    rows = []
+    for experiment, r in runs:
+        v = np.asarray(r["history"]["val_loss"], dtype=float)
+        tail = v[-max(1, int(round(late * len(v)))) :]
+        rows.append(
+            {
+                "experiment": experiment,
+                "setting": _setting(experiment, r),
+                "attention": r["attention"],
+                "seed": r["seed"],
+                "collapsed": bool(r.get("health", {}).get("collapsed", False)),
+                "val_loss": float(r["val_loss"]),
+                "late_loss": float(tail.mean()),
+                "late_sd": float(tail.std()),
+            }
+        )
+    return pd.DataFrame(rows)
+
+
+def health_table(runs: list[dict]) -> pd.DataFrame:
+    """Per run of ``runs`` (records with ``health``): rule, weight decay, seed, the median
+    head's row entropy (nats), the largest query-map norm, the validation loss and whether it
+    collapsed."""
+    return pd.DataFrame(
+        [
+            {
+                "rule": r["attention"],
+                "weight decay": r["weight_decay"],
+                "seed": r["seed"],
+                "median row entropy": float(np.nanmedian(np.asarray(r["health"]["entropy"], dtype=float))),
+                "query-map norm": float(np.max(r["health"]["query_norm"])),
+                "validation loss": float(r["val_loss"]),
+                "collapsed": bool(r["health"]["collapsed"]),
+            }
+            for r in runs
+        ]
+    )
+
+
+def _span(values, digits: int = 2) -> str:
+    """``lo–hi`` (or one value), rounded for a reader."""
+    from ..prose import readable
+
+    lo, hi = readable(float(np.min(values)), digits), readable(float(np.max(values)), digits)
+    return lo if lo == hi else f"{lo}–{hi}"
+
+
+@CHAPTER.measures
+def measures(tx, sc, dc, ct, cx) -> dict:
+    """The numbers chapter 8 quotes, from the five text experiments' results."""
+    runs = run_list(tx, sc, dc, ct, cx)
+    heads = heads_frame(runs)
+    soft = heads[heads.attention == "softmax"]
+    trained = soft[~soft.collapsed]
+    sinks = trained[trained.first_mean > SINK_EPS]
+    strong = sinks[sinks.first_mean > STRONG]
+    other = sinks[sinks.first_mean <= STRONG]
+    strong_runs = strong.groupby(["setting", "seed"]).ngroups
+    strong_settings = sorted(set(strong.setting))
+    # the runs at the weight decays where the strong sinks formed: how many seeds had one
+    at = soft[soft.setting.isin(strong_settings)]
+    seeds_there = at.groupby(["setting", "seed"]).ngroups
+
+    # collapse: text_decay's runs, the only ones at weight decay 0
+    health = health_table(dc.runs)
+    sick = health[health.collapsed]
+    well = health[~health.collapsed]
+    soft0 = health[(health.rule == "softmax") & (health["weight decay"] == 0)]
+    collapsed_heads = soft[soft.collapsed & (soft.first_mean > SINK_EPS)]
+    all_health = [r for _, r in runs if "health" in r]
+
+    # no sink at chapter 7's recipe, on ten times more text, or on more text at 0.5
+    plain = soft[soft.experiment.isin(["text_lm", "text_scale", "text_control"])]
+    L = tx.meta["task"]["seq_len"]
+    even = float(np.mean([1 / (i + 1) for i in range(1, L - 1)]))
+
+    # longer windows
+    ctx = pd.DataFrame(
+        [
+            {
+                "window": r["seq_len"],
+                "seed": r["seed"],
+                "top": float(np.max(r["first_mean"])),
+                "n_sinks": int((np.asarray(r["first_mean"]) > SINK_EPS).sum()),
+                "val_loss": float(r["val_loss"]),
+            }
+            for r in cx.runs
+        ]
+    )
+    long_n, short_n = ctx.window.max(), ctx.window.min()
+    longs, shorts = ctx[ctx.window == long_n], ctx[ctx.window == short_n]
+    ctx_heads = heads[heads.experiment == "text_context"]
+    ctx_sinks = ctx_heads[ctx_heads.first_mean > SINK_EPS]
+    near = [np.asarray(r["first_near"]) for r in cx.runs if r["seq_len"] == long_n]
+
+    # softmax against ReLU, on the runs that trained
+    loss = loss_frame(runs)
+    failed = set(loss[loss.collapsed].setting)
+    by = loss[~loss.setting.isin(failed)].pivot_table(index="setting", columns="attention", values="late_loss")
+    compared = by.dropna()
+    gaps = compared["relu"] - compared["softmax"]
+    paired = loss.pivot_table(index=["setting", "seed"], columns="attention", values="late_loss").dropna()
+    paired = paired[paired.index.get_level_values(0).isin(compared.index)]
+    wd01 = [s for s in compared.index if s.endswith("weight decay 0.1")]
+    wd_big = [s for s in compared.index if not s.endswith("weight decay 0.1")]
+    relu0 = loss[(loss.attention == "relu") & loss.setting.str.endswith("weight decay 0")]
+
+    # trigger-conditional heads (text_lm)
+    cond = pd.DataFrame(
+        [{"attention": r["attention"], "lr": r["lr"], "seed": r["seed"], **h} for r in tx.runs for h in r["heads"]]
+    )
+    on = cond[cond.conditional]
+    on_relu, on_soft = on[on.attention == "relu"], on[on.attention == "softmax"]
+
+    return {
+        "eps": SINK_EPS,
+        "tol": WRITE_TOL,
+        "strong_at": STRONG,
+        "n_text_runs": len(runs),
+        "n_trained_sinks": len(sinks),
+        "n_strong": len(strong),
+        "strong_min": float(strong.first_mean.min()) if len(strong) else np.nan,
+        "strong_value_max": float(strong.value_ratio.max()) if len(strong) else np.nan,
+        "strong_zero_max": float(strong.ablate_zero.abs().max()) if len(strong) else np.nan,
+        "strong_rows_min": float(strong.sink_rows.min()) if len(strong) else np.nan,
+        "strong_all_nothing": bool(len(strong)) and bool((strong.writes == "nothing").all()),
+        "strong_runs": int(strong_runs),
+        "strong_seeds_there": int(seeds_there),
+        "strong_wds": " and ".join(s.rsplit(" ", 1)[-1] for s in strong_settings),
+        "n_other_sinks": len(other),
+        "n_informative": int((sinks.writes == "informative").sum()),
+        "informative_weight": float(sinks[sinks.writes == "informative"].first_mean.max())
+        if (sinks.writes == "informative").any()
+        else np.nan,
+        "informative_cost": float(sinks[sinks.writes == "informative"].ablate_mean.max())
+        if (sinks.writes == "informative").any()
+        else np.nan,
+        "n_dc_softmax0": len(soft0),
+        "n_collapsed_soft0": int(soft0.collapsed.sum()),
+        "n_collapsed": len(sick),
+        "n_collapsed_all": int(sum(r["health"]["collapsed"] for r in all_health)),
+        "n_health_runs": len(all_health),
+        "collapsed_entropy_max": float(sick["median row entropy"].max()) if len(sick) else np.nan,
+        "trained_entropy_min": float(well[well.rule == "softmax"]["median row entropy"].min()),
+        "collapsed_norm": _span(sick["query-map norm"], 2) if len(sick) else "–",
+        "trained_norm_max": float(well[well.rule == "softmax"]["query-map norm"].max()),
+        "collapsed_loss": _span(sick["validation loss"], 3) if len(sick) else "–",
+        "relu0_norm": _span(health[(health.rule == "relu") & (health["weight decay"] == 0)]["query-map norm"], 2),
+        "n_collapsed_sinks": len(collapsed_heads),
+        "collapsed_zero_max": float(collapsed_heads.ablate_zero.max()) if len(collapsed_heads) else np.nan,
+        "collapsed_constant": int((collapsed_heads.writes == "constant").sum()),
+        "plain_runs": int(plain.groupby(["setting", "seed"]).ngroups),
+        "plain_sinks": int((plain.first_mean > SINK_EPS).sum()),
+        "plain_top": f"{plain.first_mean.max():.3f}",  # three digits: it sits just under ε
+        "_plain_top": float(plain.first_mean.max()),
+        "even": even,
+        "plain_top_over_even": int(round(plain.first_mean.max() / even)),
+        "gu_shift": float(gu_measure(0.0, L - 2)),
+        "ctx_long": int(long_n),
+        "ctx_short": int(short_n),
+        "ctx_seeds": len(longs),
+        "ctx_long_counts": ", ".join(str(n) for n in sorted(longs.n_sinks)),
+        "ctx_long_sinks": int(longs.n_sinks.sum()),
+        "ctx_short_sinks": int(shorts.n_sinks.sum()),
+        "ctx_long_top": _span(longs.top, 2),
+        "ctx_short_top": _span(shorts.top, 3),
+        "ctx_long_near": _span([n.max() for n in near], 2),
+        "ctx_value": _span(ctx_sinks.value_ratio, 2) if len(ctx_sinks) else "–",
+        "ctx_zero_max": float(ctx_sinks.ablate_zero.abs().max()) if len(ctx_sinks) else np.nan,
+        "ctx_mean_max": float(ctx_sinks.ablate_mean.abs().max()) if len(ctx_sinks) else np.nan,
+        "ctx_writes": ", ".join(sorted(set(ctx_sinks.writes))) if len(ctx_sinks) else "–",
+        "ctx_long_loss": f"{longs.val_loss.mean():.2f}",
+        "ctx_short_loss": f"{shorts.val_loss.mean():.2f}",
+        "_ctx_long_loss": float(longs.val_loss.mean()),
+        "_ctx_short_loss": float(shorts.val_loss.mean()),
+        "n_compared": len(compared),
+        "softmax_ahead": int((gaps > 0).sum()),
+        "seeds_ahead": int((paired["relu"] > paired["softmax"]).sum()),
+        "n_pairs": len(paired),
+        "gap_01": _span(gaps[wd01], 2) if wd01 else "–",
+        "gap_big": _span(gaps[wd_big], 2) if wd_big else "–",
+        "late_sd_max": float(loss[~loss.collapsed].late_sd.max()),
+        "relu0_loss": _span(relu0.late_loss, 3) if len(relu0) else "–",
+        "relu0_min": float(relu0.late_loss.min()) if len(relu0) else np.nan,
+        "others_min": float(
+            loss[
+                ~loss.collapsed
+                & loss.setting.str.contains("lr 0.01,")
+                & ~((loss.attention == "relu") & loss.setting.str.endswith("weight decay 0"))
+            ].late_loss.min()
+        ),
+        "n_cond_relu": len(on_relu),
+        "cond_relu_row": float(on_relu.row_silent.max()) if len(on_relu) else np.nan,
+        "cond_relu_first": float(on_relu.first_silent.max()) if len(on_relu) else np.nan,
+        "n_cond_soft": len(on_soft),
+        "cond_soft_first": float(on_soft.first_silent.max()) if len(on_soft) else np.nan,
+        "cond_soft_null": float(on_soft.null_silent.max()) if len(on_soft) else np.nan,
+        "cond_soft_coherence": float(on_soft.coherence_silent.max()) if len(on_soft) else np.nan,
+        "_heads": heads,
+        "_overview": overview(heads, loss),
+        "_sinks": sinks.rename(columns=SHOWN)[
+            ["setting", "seed", *[v for k, v in SHOWN.items() if k != "setting" and k != "seed"]]
+        ],
+        "_health": health,
+        "_loss": loss,
+        "_compared": pd.DataFrame({"softmax": compared["softmax"], "ReLU": compared["relu"], "ReLU − softmax": gaps}),
+        "_context": ctx,
+        "_conditional": conditional_table(on, tx.meta["task"]),
+    }
+
+
+def conditional_table(on: pd.DataFrame, task: dict) -> pd.DataFrame:
+    """The trigger-conditional heads ``on`` (rows of :func:`attnsink.lm.conditional_heads`
+    with the run's ``attention``, ``lr``, ``seed``) as a reader sees them, their active
+    characters spelled out from the text of ``task``."""
+    from ..lm import CharText
+
+    chars = CharText(**task).encoded()[1]
+    return pd.DataFrame(
+        {
+            "rule": on.attention,
+            "lr": on.lr,
+            "seed": on.seed,
+            "layer": on.layer,
+            "head": on.head,
+            "active characters": on.active_tokens.map(lambda ts: " ".join(repr(chars[t]) for t in ts)),
+            "active share": on.coverage,
+            "silent / active output": on.quiet_ratio,
+            "silent row weight": on.row_silent,
+            "on the first token": on.first_silent,
+            "on null keys": on.null_silent,
+            "coherence": on.coherence_silent,
+        }
+    )
+
+
+SHOWN = {
+    "setting": "setting",
+    "seed": "seed",
+    "layer": "layer",
+    "head": "head",
+    "first_mean": "weight on the first token",
+    "value_ratio": "its value / median",
+    "sink_rows": "share of sink rows",
+    "ablate_zero": "Δloss, zeroed",
+    "ablate_mean": "Δloss, mean",
+    "writes": "writes",
+}
+"""The columns of the table of sinks, as a reader sees them."""
+
+
+def overview(heads: pd.DataFrame, loss: pd.DataFrame) -> pd.DataFrame:
+    """Per setting, the softmax runs: how many, how many collapsed, how many heads end above
+    :data:`~attnsink.metrics.SINK_EPS`, the highest head's weight on the first token and the
+    mean late loss (nats per character)."""
+    soft = heads[heads.attention == "softmax"]
+    runs = loss[loss.attention == "softmax"]
+    table = runs.groupby("setting", sort=False).agg(
+        runs=("seed", "size"), collapsed=("collapsed", "sum"), loss=("late_loss", "mean")
+    )
+    table["heads above ε"] = soft.groupby("setting", sort=False).first_mean.agg(lambda w: int((w > SINK_EPS).sum()))
+    table["highest head"] = soft.groupby("setting", sort=False).first_mean.max()
+    table = table.rename(columns={"loss": "late loss"})
+    return table[["runs", "collapsed", "heads above ε", "highest head", "late loss"]]
+
+
+@CHAPTER.claim("strong-sinks", "Five softmax heads put more than 0.9 of their weight on the first token.")
+def _(m):
+    return m["n_strong"] == 5, f"{m['n_strong']} heads; the lowest {m['strong_min']:.3f}"
+
+
+@CHAPTER.claim(
+    "strong-sinks-are-no-ops",
+    "The first token's value in these heads is under a tenth of a typical token's, "
+    "and removing them changes the loss by less than the tolerance.",
+)
+def _(m):
+    holds = m["n_strong"] > 0 and m["strong_value_max"] < 0.1 and m["strong_all_nothing"]
+    return holds, f"value ratio ≤ {m['strong_value_max']:.2g}; |Δloss| ≤ {m['strong_zero_max']:.1g} nats"
+
+
+@CHAPTER.claim(
+    "strong-sinks-everywhere",
+    "The strong sinks are sink rows at nearly every query (at least 90%).",
+)
+def _(m):
+    return m["strong_rows_min"] >= 0.9, f"smallest share of sink rows {m['strong_rows_min']:.2f}"
+
+
+@CHAPTER.claim(
+    "strong-sinks-rare", "They formed in two of the six softmax runs at weight decay 0.5 and 1, and nowhere else."
+)
+def _(m):
+    holds = m["strong_runs"] == 2 and m["strong_seeds_there"] == 6 and m["strong_wds"] == "0.5 and 1"
+    return holds, f"{m['strong_runs']} of {m['strong_seeds_there']} runs, at weight decay {m['strong_wds']}"
+
+
+@CHAPTER.claim("one-informative", "Of the other heads above the threshold, one writes something the model reads.")
+def _(m):
+    return m["n_informative"] == 1, f"{m['n_informative']} informative (weight {m['informative_weight']:.2f})"
+
+
+@CHAPTER.claim("wd0-collapses", "Every softmax run at weight decay 0 collapsed: its rows sit on one key.")
+def _(m):
+    holds = m["n_dc_softmax0"] > 0 and m["n_collapsed_soft0"] == m["n_dc_softmax0"]
+    return holds, f"{m['n_collapsed_soft0']} of {m['n_dc_softmax0']} runs"
+
+
+@CHAPTER.claim("only-wd0-collapses", "No other text run collapsed.")
+def _(m):
+    return m["n_collapsed_all"] == m["n_collapsed_soft0"], f"{m['n_collapsed_all']} of {m['n_health_runs']} runs"
+
+
+@CHAPTER.claim(
+    "collapse-is-sharp",
+    "Collapsed runs have row entropies near zero and query maps several times larger than any trained run's.",
+)
+def _(m):
+    holds = m["collapsed_entropy_max"] < 0.1 < m["trained_entropy_min"]
+    return holds, (
+        f"entropy ≤ {m['collapsed_entropy_max']:.2f} against ≥ {m['trained_entropy_min']:.2f} nats; "
+        f"norm {m['collapsed_norm']} against ≤ {m['trained_norm_max']:.0f}"
+    )
+
+
+@CHAPTER.claim(
+    "collapsed-heads-not-sinks",
+    "Most of the collapsed runs' heads above the threshold write a constant the model needs, unlike a sink.",
+)
+def _(m):
+    holds = m["n_collapsed_sinks"] > 0 and m["collapsed_constant"] > m["n_collapsed_sinks"] / 2
+    return (
+        holds,
+        f"{m['collapsed_constant']} of {m['n_collapsed_sinks']} constant; zeroing costs up to {m['collapsed_zero_max']:.2f}",
+    )
+
+
+@CHAPTER.claim(
+    "no-sink-at-the-recipe",
+    "At chapter 7's recipe, on ten times more text, and on that text at weight decay 0.5, "
+    "no softmax head ends above the threshold.",
+)
+def _(m):
+    return m["plain_sinks"] == 0, f"{m['plain_sinks']} heads in {m['plain_runs']} runs; highest {m['plain_top']}"
+
+
+@CHAPTER.claim(
+    "near-misses-lean", "The highest of those heads still puts about five times an even spread's weight on it."
+)
+def _(m):
+    ratio = m["_plain_top"] / m["even"]
+    return 4.5 <= ratio < 5.5, f"{m['_plain_top']:.3f} = {ratio:.1f} × {m['even']:.3f}"
+
+
+@CHAPTER.claim(
+    "context-sinks",
+    "At windows of 256 characters each seed has one head above the threshold; at 64, none.",
+)
+def _(m):
+    holds = m["ctx_long_counts"] == ", ".join(["1"] * m["ctx_seeds"]) and m["ctx_short_sinks"] == 0
+    return holds, f"per seed at {m['ctx_long']}: {m['ctx_long_counts']}; at {m['ctx_short']}: {m['ctx_short_sinks']}"
+
+
+@CHAPTER.claim(
+    "context-sinks-small-values",
+    "The context sinks' first-token value is small: under a fifth of a typical token's.",
+)
+def _(m):
+    return m["ctx_long_sinks"] > 0 and m["ctx_value"] != "–" and float(m["ctx_value"].split("–")[-1]) < 0.2, (
+        f"value ratio {m['ctx_value']}"
+    )
+
+
+@CHAPTER.claim(
+    "context-sinks-write-little",
+    "The context sinks write almost nothing the model reads: the mean in their place costs less than "
+    "the tolerance, zero at most twice it.",
+)
+def _(m):
+    holds = m["ctx_long_sinks"] > 0 and m["ctx_mean_max"] <= m["tol"] and m["ctx_zero_max"] < 2 * m["tol"]
+    return holds, f"mean: {m['ctx_mean_max']:.2g}, zero: {m['ctx_zero_max']:.2g} nats (tolerance {m['tol']:g})"
+
+
+@CHAPTER.claim("context-lowers-loss", "The longer windows also reach a lower validation loss.")
+def _(m):
+    return m["_ctx_long_loss"] < m["_ctx_short_loss"], f"{m['ctx_long_loss']} against {m['ctx_short_loss']}"
+
+
+@CHAPTER.claim(
+    "softmax-ahead",
+    "Wherever softmax trained, its loss ends below ReLU's, in every setting and every seed.",
+)
+def _(m):
+    holds = m["n_compared"] > 0 and m["softmax_ahead"] == m["n_compared"] and m["seeds_ahead"] == m["n_pairs"]
+    return holds, f"{m['softmax_ahead']} of {m['n_compared']} settings, {m['seeds_ahead']} of {m['n_pairs']} seeds"
+
+
+@CHAPTER.claim(
+    "gap-small-at-01",
+    "At weight decay 0.1 the gap is about the size of a run's own wobble late in training.",
+)
+def _(m):
+    if m["gap_01"] == "–":
+        return False, "no run at weight decay 0.1"
+    top = float(m["gap_01"].split("–")[-1])
+    return top <= 1.5 * m["late_sd_max"], f"gap {m['gap_01']}; wobble (sd) up to {m['late_sd_max']:.2f}"
+
+
+@CHAPTER.claim(
+    "relu-trains-without-decay",
+    "ReLU trains without weight decay, to a lower loss than any other run at its learning rate.",
+)
+def _(m):
+    holds = m["relu0_min"] < m["others_min"]
+    return holds, f"ReLU at 0: {m['relu0_loss']}; any other: ≥ {m['others_min']:.2f}"
+
+
+@CHAPTER.claim(
+    "relu-silent-by-emptying",
+    "ReLU's trigger-conditional heads go silent by emptying their rows; the first token gets almost nothing.",
+)
+def _(m):
+    holds = m["n_cond_relu"] > 0 and m["cond_relu_row"] < 0.3 and m["cond_relu_first"] < 0.01
+    return (
+        holds,
+        f"{m['n_cond_relu']} heads; silent rows ≤ {m['cond_relu_row']:.2f}, first token ≤ {m['cond_relu_first']:.1g}",
+    )
+
+
+@CHAPTER.claim(
+    "softmax-silent-by-cancelling",
+    "Softmax's few trigger-conditional heads go silent without a sink: little weight on the first "
+    "token or on null keys, values that partly cancel.",
+)
+def _(m):
+    holds = (
+        m["n_cond_soft"] > 0
+        and m["cond_soft_first"] < 0.1
+        and m["cond_soft_null"] < 0.1
+        and m["cond_soft_coherence"] < 0.7
+    )
+    return holds, (
+        f"{m['n_cond_soft']} heads; first token ≤ {m['cond_soft_first']:.2f}, null keys ≤ "
+        f"{m['cond_soft_null']:.2f}, coherence ≤ {m['cond_soft_coherence']:.2f}"
+    )

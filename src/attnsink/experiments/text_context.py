@@ -38,17 +38,26 @@ def context_heads(model: lm.GPT, windows: torch.Tensor, near: int) -> dict:
     the mean weight on the first token over queries 1 .. ``near`` - 1 (``first_near``, the
     positions a window of ``near`` characters has) and over every query (``first_mean``);
     Sink_1^eps of both; and the first token's value norm over the median other token's
-    (``value_ratio``)."""
+    (``value_ratio``); and what each head writes at its sink rows (:func:`attnsink.lm.sink_rows`),
+    by :func:`attnsink.lm.ablate_heads` (``ablate_zero``, ``ablate_mean``, ``ablate_first``,
+    nats per character, as chapter 8's other runs record it) and the share of queries that
+    are sink rows (``sink_rows``)."""
     x = windows[:, :-1]
     m = lm.head_metrics(model, x)
     first = m["first_mass"]  # (layers, heads, query)
     near_mean = first[:, :, 1:near].mean(-1)
+    rows = lm.sink_rows(lm.head_outputs(model, x)["weights"])
+    ablation = lm.ablate_heads(model, windows, rows)
     return {
         "first_mean": m["first_mean"].tolist(),
         "first_near": near_mean.tolist(),
         "sink": m["sink"],
         "sink_near": float((near_mean > SINK_EPS).float().mean()),
         "value_ratio": m["value_ratio"].tolist(),
+        "sink_rows": rows.float().mean((2, 3)).tolist(),
+        "ablate_zero": ablation["zero"].tolist(),
+        "ablate_mean": ablation["mean"].tolist(),
+        "ablate_first": ablation["first"].tolist(),
     }
 
 

@@ -16,7 +16,14 @@ and :func:`~attnsink.analysis.model_label` are importable from here too).
 
 from ..analysis import history_frame, model_label
 from .grid import grid_summary
-from .language import backcopy_heads, head_ablations, sink_over_tokens, sink_over_training
+from .language import (
+    backcopy_heads,
+    first_layer_course,
+    head_ablations,
+    sink_by_context,
+    sink_over_tokens,
+    sink_over_training,
+)
 from .maps import attention_maps, attention_mean_std, head_grid, missing_colour_bars, sequence
 from .style import set_theme
 from .trigger import (
@@ -52,6 +59,8 @@ __all__ = [
     "sink_certificate",
     "backcopy_heads",
     "sink_over_training",
+    "first_layer_course",
+    "sink_by_context",
     "sink_over_tokens",
     "grid_summary",
 ]

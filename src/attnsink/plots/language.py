@@ -126,3 +126,80 @@ def sink_over_tokens(runs: list[dict], *, eps: float | None = None) -> plt.Figur
     axes[0].set_ylim(-0.02, 1.02)
     fig.tight_layout()
     return fig
+
+
+def sink_by_context(runs: list[dict], *, eps: float | None = None) -> plt.Figure:
+    """Language models at several window lengths (:func:`attnsink.experiments.text_context`):
+    every head's mean weight on token 0 over all its queries, against the window length it
+    trained on, one dot per head, colour = seed; ``Sink_1^eps``'s threshold dotted and an
+    even spread's weight (the mean of 1/(i + 1) over the queries) as a short grey bar."""
+    import numpy as np
+    import pandas as pd
+
+    from ..metrics import SINK_EPS
+
+    eps = SINK_EPS if eps is None else eps
+    df = pd.DataFrame(
+        [
+            {"window": int(r["seq_len"]), "seed": str(r["seed"]), "weight": float(w)}
+            for r in runs
+            for w in np.asarray(r["first_mean"], dtype=float).ravel()
+        ]
+    )
+    lengths = sorted(df["window"].unique())
+    fig, ax = plt.subplots(figsize=(4.6, 3.4))
+    sns.stripplot(
+        data=df, x="window", y="weight", hue="seed", order=lengths, dodge=True, jitter=0.15, size=5, ax=ax
+    )
+    ax.axhline(eps, color="grey", lw=1.2, ls=":")
+    for i, n in enumerate(lengths):
+        even = float(np.mean([1 / (q + 1) for q in range(1, n - 1)]))
+        ax.plot([i - 0.4, i + 0.4], [even, even], color="0.4", lw=2)
+    ax.set(
+        xlabel="training window (characters, BOS included)",
+        ylabel="mean weight on token 0",
+        ylim=(-0.02, 1.02),
+    )
+    ax.legend(title="seed", frameon=False, loc="upper left")
+    fig.tight_layout()
+    return fig
+
+
+def first_layer_course(courses: list[dict], *, layer: int = 0) -> plt.Figure:
+    """Each head's mean weight on token 0 during training, for one ``layer`` (the first by
+    default): one panel per model, one line per head and seed, colour = seed. ``courses``: one
+    record per trained model with ``model``, ``seed``, ``step`` (the steps recorded) and
+    ``first_mean`` (step, layer, head), as :func:`attnsink.lm.train_lm` records it
+    (:func:`attnsink.claims.ch07.training_courses` reads them back). Used in chapter 7."""
+    import numpy as np
+    import pandas as pd
+
+    rows = []
+    for c in courses:
+        w = np.asarray(c["first_mean"], dtype=float)[:, layer]  # (step, head)
+        for head in range(w.shape[1]):
+            rows += [
+                {"model": c["model"], "seed": str(c["seed"]), "line": f"{c['seed']}/{head}", "step": s, "weight": v}
+                for s, v in zip(c["step"], w[:, head])
+            ]
+    df = pd.DataFrame(rows)
+    models = list(dict.fromkeys(df["model"]))
+    fig, axes = _panels(len(models), ncols=2, size=3.4, sharex=True, sharey=True)
+    for i, (ax, name) in enumerate(zip(axes, models)):
+        sns.lineplot(
+            data=df[df["model"] == name],
+            x="step",
+            y="weight",
+            hue="seed",
+            units="line",
+            estimator=None,
+            palette="deep",
+            lw=1,
+            ax=ax,
+            legend=i == 0,
+        )
+        ax.set(ylim=(-0.02, 1.02), title=name, xlabel="training step", ylabel=f"layer {layer} weight on token 0")
+    if len(models):
+        axes[0].legend(title="seed", fontsize="small", loc="lower right")
+    fig.tight_layout()
+    return fig

@@ -1,0 +1,194 @@
+"""Chapter 8's claims (attnsink.claims.ch08): each holds on good measures and fails when its
+number moves; the measures read made-up runs of the five text experiments right."""
+
+from __future__ import annotations
+
+from types import SimpleNamespace
+
+import numpy as np
+import pytest
+
+from attnsink import claims
+from attnsink.claims import ch08
+
+GOOD = {
+    "n_strong": 5,
+    "strong_min": 0.96,
+    "strong_value_max": 0.07,
+    "strong_zero_max": 0.0007,
+    "strong_all_nothing": True,
+    "strong_rows_min": 0.94,
+    "strong_runs": 2,
+    "strong_seeds_there": 6,
+    "strong_wds": "0.5 and 1",
+    "n_informative": 1,
+    "informative_weight": 0.49,
+    "n_dc_softmax0": 3,
+    "n_collapsed_soft0": 3,
+    "n_collapsed_all": 3,
+    "n_health_runs": 42,
+    "collapsed_entropy_max": 0.03,
+    "trained_entropy_min": 1.4,
+    "collapsed_norm": "87–90",
+    "trained_norm_max": 15.0,
+    "n_collapsed_sinks": 5,
+    "collapsed_constant": 4,
+    "collapsed_zero_max": 0.74,
+    "plain_sinks": 0,
+    "plain_runs": 13,
+    "plain_top": "0.299",
+    "_plain_top": 0.299,
+    "even": 0.0601,
+    "ctx_long_counts": "1, 1",
+    "ctx_seeds": 2,
+    "ctx_long": 256,
+    "ctx_short": 64,
+    "ctx_short_sinks": 0,
+    "ctx_long_sinks": 2,
+    "ctx_value": "0.09–0.14",
+    "ctx_mean_max": 0.0045,
+    "ctx_zero_max": 0.0052,
+    "tol": 0.005,
+    "ctx_long_loss": "1.14",
+    "ctx_short_loss": "1.30",
+    "_ctx_long_loss": 1.14,
+    "_ctx_short_loss": 1.30,
+    "n_compared": 5,
+    "softmax_ahead": 5,
+    "seeds_ahead": 15,
+    "n_pairs": 15,
+    "gap_01": "0.010–0.019",
+    "late_sd_max": 0.035,
+    "relu0_loss": "1.36–1.38",
+    "relu0_min": 1.357,
+    "others_min": 1.36,
+    "n_cond_relu": 19,
+    "cond_relu_row": 0.26,
+    "cond_relu_first": 0.0025,
+    "n_cond_soft": 3,
+    "cond_soft_first": 0.06,
+    "cond_soft_null": 0.061,
+    "cond_soft_coherence": 0.56,
+}
+
+BREAKS = {
+    "strong-sinks": {"n_strong": 4},
+    "strong-sinks-are-no-ops": {"strong_all_nothing": False},
+    "strong-sinks-everywhere": {"strong_rows_min": 0.5},
+    "strong-sinks-rare": {"strong_runs": 3},
+    "one-informative": {"n_informative": 2},
+    "wd0-collapses": {"n_collapsed_soft0": 2},
+    "only-wd0-collapses": {"n_collapsed_all": 4},
+    "collapse-is-sharp": {"collapsed_entropy_max": 0.5},
+    "collapsed-heads-not-sinks": {"collapsed_constant": 2},
+    "no-sink-at-the-recipe": {"plain_sinks": 1},
+    "near-misses-lean": {"_plain_top": 0.2},
+    "context-sinks": {"ctx_long_counts": "1, 0"},
+    "context-sinks-small-values": {"ctx_value": "0.09–0.25"},
+    "context-sinks-write-little": {"ctx_mean_max": 0.006},
+    "context-lowers-loss": {"_ctx_long_loss": 1.4},
+    "softmax-ahead": {"seeds_ahead": 14},
+    "gap-small-at-01": {"gap_01": "0.010–0.09"},
+    "relu-trains-without-decay": {"relu0_min": 1.4},
+    "relu-silent-by-emptying": {"cond_relu_first": 0.2},
+    "softmax-silent-by-cancelling": {"cond_soft_coherence": 0.95},
+}
+
+
+def test_every_chapter_8_claim_holds_on_good_measures_and_fails_when_its_number_moves():
+    ids = [c.id for c in ch08.CHAPTER.claims]
+    assert sorted(ids) == sorted(BREAKS), "every claim has a test that breaks it"
+    for c in ch08.CHAPTER.claims:
+        assert c.run(GOOD)[0], c.id
+        assert not c.run({**GOOD, **BREAKS[c.id]})[0], c.id
+
+
+def _run(attention, seed, first, *, lr=0.01, wd=0.1, collapsed=False, zero=0.0, mean=0.0, **more):
+    """A text run's record, made up: 2 layers x 2 heads; ``first`` the heads' weights on token 0."""
+    first = np.asarray(first, dtype=float).reshape(2, 2)
+    losses = np.linspace(2.0, 1.5 if attention == "softmax" else 1.6, 8)
+    return {
+        "attention": attention,
+        "lr": lr,
+        "weight_decay": wd,
+        "seed": seed,
+        "val_loss": float(losses[-1]),
+        "first_mean": first.tolist(),
+        "value_ratio": np.full((2, 2), 0.05).tolist(),
+        "sink_rows": (first > 0.5).astype(float).tolist(),
+        "ablate_zero": np.full((2, 2), zero).tolist(),
+        "ablate_mean": np.full((2, 2), mean).tolist(),
+        "ablate_first": np.zeros((2, 2)).tolist(),
+        "health": {
+            "entropy": [[0.01] * 2] * 2 if collapsed else [[1.5] * 2] * 2,
+            "query_norm": [80.0 if collapsed else 9.0] * 2,
+            "collapsed": collapsed,
+        },
+        "history": {"val_loss": losses.tolist()},
+        "heads": [_conditional(attention)],
+        **more,
+    }
+
+
+def _conditional(attention):
+    """One trigger-conditional head, made up: ReLU empties its silent rows, softmax spreads them."""
+    relu = attention == "relu"
+    return {
+        "layer": 0,
+        "head": 1,
+        "active_tokens": [3],
+        "coverage": 0.05,
+        "quiet_ratio": 0.1,
+        "conditional": True,
+        "row_silent": 0.02 if relu else 1.0,
+        "first_silent": 0.0 if relu else 0.05,
+        "null_silent": 0.0 if relu else 0.04,
+        "coherence_silent": 0.9 if relu else 0.5,
+    }
+
+
+def fake_text_runs():
+    """The five experiments' results, made up: one strong sink at weight decay 0.5, softmax
+    collapsed at 0, and one head above ε at windows of 256."""
+    tx = SimpleNamespace(
+        runs=[_run(a, 0, [0.1, 0.2, 0.05, 0.1]) for a in ("softmax", "relu")], meta={"task": {"seq_len": 64}}
+    )
+    sc = SimpleNamespace(runs=[{**_run("softmax", 0, [0.1] * 4), "train_chars": n} for n in (420_000, 4_200_000)])
+    dc = SimpleNamespace(
+        runs=[_run(a, 0, [0.1] * 4) for a in ("softmax", "relu")]  # weight decay 0.1: text_lm's runs
+        + [
+            _run("softmax", 0, [0.5, 0.1, 0.1, 0.1], wd=0.0, collapsed=True, zero=0.3),
+            _run("relu", 0, [0.0] * 4, wd=0.0),
+        ]
+        + [_run("softmax", 0, [0.99, 0.1, 0.1, 0.1], wd=0.5), _run("relu", 0, [0.0] * 4, wd=0.5)]
+    )
+    ct = SimpleNamespace(runs=[_run(a, 0, [0.1] * 4, wd=0.5) for a in ("softmax", "relu")])
+    cx = SimpleNamespace(
+        runs=[
+            {**_run("softmax", 0, [0.1] * 4), "seq_len": 64, "first_near": [[0.1] * 2] * 2},
+            {**_run("softmax", 0, [0.35, 0.1, 0.1, 0.1]), "seq_len": 256, "first_near": [[0.6, 0.1], [0.1, 0.1]]},
+        ]
+    )
+    return tx, sc, dc, ct, cx
+
+
+def test_chapter_8_lists_every_run_once(monkeypatch):
+    runs = ch08.run_list(*fake_text_runs())
+    assert [e for e, _ in runs].count("text_decay") == 4  # weight decay 0.1 is text_lm's
+    assert [e for e, _ in runs].count("text_context") == 1  # 64 is text_scale's
+
+
+def test_chapter_8_measures_read_the_runs(monkeypatch):
+    monkeypatch.setattr(ch08, "conditional_table", lambda on, task: on)  # no text to read
+    m = ch08.measures(*fake_text_runs())
+    assert (m["n_strong"], m["strong_runs"], m["strong_wds"]) == (1, 1, "0.5")
+    assert m["strong_min"] == pytest.approx(0.99) and m["strong_all_nothing"]
+    assert (m["n_collapsed_soft0"], m["n_collapsed_sinks"], m["collapsed_constant"]) == (1, 1, 1)
+    assert m["plain_sinks"] == 0 and m["plain_top"] == "0.200"
+    assert (m["ctx_long_counts"], m["ctx_short_sinks"], m["ctx_long_near"]) == ("1", 0, "0.60")
+    # softmax ends at 1.5 and ReLU at 1.6 everywhere; weight decay 0 is left out (softmax collapsed)
+    assert m["n_compared"] == 3 and m["softmax_ahead"] == 3 and m["relu0_loss"] != "–"
+    assert "English, lr 0.01, weight decay 0" not in m["_compared"].index
+    assert (m["n_cond_relu"], m["n_cond_soft"], m["cond_soft_coherence"]) == (1, 1, 0.5)
+    report = claims.run_claims("ch8", "quick", *fake_text_runs())
+    assert {r["id"] for r in report.rows if r["holds"]} >= {"wd0-collapses", "only-wd0-collapses", "context-sinks"}
