@@ -43,7 +43,17 @@ LAYERS = [
     ["stored"],
     ["book"],  # what the chapters call first (it reads the store's status)
     ["claims.base"],  # what a claim is
-    ["claims.ch01", "claims.ch07", "claims.ch08", "claims.ch09"],  # each chapter's claims
+    [
+        "claims.ch01",
+        "claims.ch02",
+        "claims.ch03",
+        "claims.ch04",
+        "claims.ch05",
+        "claims.ch06",
+        "claims.ch07",
+        "claims.ch08",
+        "claims.ch09",
+    ],  # each chapter's claims
     ["claims"],  # the chapters' claims checked, their numbers glued through book
     ["__main__"],
 ]

@@ -21,12 +21,12 @@ from __future__ import annotations
 import inspect
 
 from ..profiles import PROFILES
-from . import ch01, ch07, ch08, ch09
+from . import ch01, ch02, ch03, ch04, ch05, ch06, ch07, ch08, ch09
 from .base import Chapter, Claim, ClaimError, Report
 
 __all__ = ["CHAPTERS", "Chapter", "Claim", "ClaimError", "Report", "chapter", "check_claims", "run_claims"]
 
-CHAPTERS = {c.CHAPTER.key: c.CHAPTER for c in (ch01, ch07, ch08, ch09)}
+CHAPTERS = {c.CHAPTER.key: c.CHAPTER for c in (ch01, ch02, ch03, ch04, ch05, ch06, ch07, ch08, ch09)}
 """The chapters that declare their claims (one module each, :mod:`attnsink.claims.ch01`, ...)."""
 
 

@@ -129,6 +129,21 @@ def measures(tx, sc, dc, ct, cx) -> dict:
     """The numbers chapter 8 quotes, from the five text experiments' results."""
     runs = run_list(tx, sc, dc, ct, cx)
     heads = heads_frame(runs)
+    loss = loss_frame(runs)
+    return {
+        **_sink_measures(heads, runs),
+        **_collapse_measures(heads, dc, runs),
+        **_plain_measures(heads, tx),
+        **_context_measures(heads, cx),
+        **_rule_measures(loss),
+        **_conditional_measures(tx),
+        "_heads": heads,
+        "_overview": overview(heads, loss),
+    }
+
+
+def _sink_measures(heads: pd.DataFrame, runs: list) -> dict:
+    """The sinks of the runs that trained: how many, how strong, what they write."""
     soft = heads[heads.attention == "softmax"]
     trained = soft[~soft.collapsed]
     sinks = trained[trained.first_mean > SINK_EPS]
@@ -137,60 +152,7 @@ def measures(tx, sc, dc, ct, cx) -> dict:
     strong_runs = strong.groupby(["setting", "seed"]).ngroups
     strong_settings = sorted(set(strong.setting))
     # the runs at the weight decays where the strong sinks formed: how many seeds had one
-    at = soft[soft.setting.isin(strong_settings)]
-    seeds_there = at.groupby(["setting", "seed"]).ngroups
-
-    # collapse: text_decay's runs, the only ones at weight decay 0
-    health = health_table(dc.runs)
-    sick = health[health.collapsed]
-    well = health[~health.collapsed]
-    soft0 = health[(health.rule == "softmax") & (health["weight decay"] == 0)]
-    collapsed_heads = soft[soft.collapsed & (soft.first_mean > SINK_EPS)]
-    all_health = [r for _, r in runs if "health" in r]
-
-    # no sink at chapter 7's recipe, on ten times more text, or on more text at 0.5
-    plain = soft[soft.experiment.isin(["text_lm", "text_scale", "text_control"])]
-    L = tx.meta["task"]["seq_len"]
-    even = float(np.mean([1 / (i + 1) for i in range(1, L - 1)]))
-
-    # longer windows
-    ctx = pd.DataFrame(
-        [
-            {
-                "window": r["seq_len"],
-                "seed": r["seed"],
-                "top": float(np.max(r["first_mean"])),
-                "n_sinks": int((np.asarray(r["first_mean"]) > SINK_EPS).sum()),
-                "val_loss": float(r["val_loss"]),
-            }
-            for r in cx.runs
-        ]
-    )
-    long_n, short_n = ctx.window.max(), ctx.window.min()
-    longs, shorts = ctx[ctx.window == long_n], ctx[ctx.window == short_n]
-    ctx_heads = heads[heads.experiment == "text_context"]
-    ctx_sinks = ctx_heads[ctx_heads.first_mean > SINK_EPS]
-    near = [np.asarray(r["first_near"]) for r in cx.runs if r["seq_len"] == long_n]
-
-    # softmax against ReLU, on the runs that trained
-    loss = loss_frame(runs)
-    failed = set(loss[loss.collapsed].setting)
-    by = loss[~loss.setting.isin(failed)].pivot_table(index="setting", columns="attention", values="late_loss")
-    compared = by.dropna()
-    gaps = compared["relu"] - compared["softmax"]
-    paired = loss.pivot_table(index=["setting", "seed"], columns="attention", values="late_loss").dropna()
-    paired = paired[paired.index.get_level_values(0).isin(compared.index)]
-    wd01 = [s for s in compared.index if s.endswith("weight decay 0.1")]
-    wd_big = [s for s in compared.index if not s.endswith("weight decay 0.1")]
-    relu0 = loss[(loss.attention == "relu") & loss.setting.str.endswith("weight decay 0")]
-
-    # trigger-conditional heads (text_lm)
-    cond = pd.DataFrame(
-        [{"attention": r["attention"], "lr": r["lr"], "seed": r["seed"], **h} for r in tx.runs for h in r["heads"]]
-    )
-    on = cond[cond.conditional]
-    on_relu, on_soft = on[on.attention == "relu"], on[on.attention == "softmax"]
-
+    seeds_there = soft[soft.setting.isin(strong_settings)].groupby(["setting", "seed"]).ngroups
     return {
         "eps": SINK_EPS,
         "tol": WRITE_TOL,
@@ -214,6 +176,22 @@ def measures(tx, sc, dc, ct, cx) -> dict:
         "informative_cost": float(sinks[sinks.writes == "informative"].ablate_mean.max())
         if (sinks.writes == "informative").any()
         else np.nan,
+        "_sinks": sinks.rename(columns=SHOWN)[
+            ["setting", "seed", *[v for k, v in SHOWN.items() if k != "setting" and k != "seed"]]
+        ],
+    }
+
+
+def _collapse_measures(heads: pd.DataFrame, dc, runs: list) -> dict:
+    """Weight decay 0: the softmax runs that collapsed (text_decay's, the only runs there)."""
+    soft = heads[heads.attention == "softmax"]
+    health = health_table(dc.runs)
+    sick = health[health.collapsed]
+    well = health[~health.collapsed]
+    soft0 = health[(health.rule == "softmax") & (health["weight decay"] == 0)]
+    collapsed_heads = soft[soft.collapsed & (soft.first_mean > SINK_EPS)]
+    all_health = [r for _, r in runs if "health" in r]
+    return {
         "n_dc_softmax0": len(soft0),
         "n_collapsed_soft0": int(soft0.collapsed.sum()),
         "n_collapsed": len(sick),
@@ -228,6 +206,17 @@ def measures(tx, sc, dc, ct, cx) -> dict:
         "n_collapsed_sinks": len(collapsed_heads),
         "collapsed_zero_max": float(collapsed_heads.ablate_zero.max()) if len(collapsed_heads) else np.nan,
         "collapsed_constant": int((collapsed_heads.writes == "constant").sum()),
+        "_health": health,
+    }
+
+
+def _plain_measures(heads: pd.DataFrame, tx) -> dict:
+    """No sink at the default recipe, on ten times more text, or on more text at 0.5."""
+    soft = heads[heads.attention == "softmax"]
+    plain = soft[soft.experiment.isin(["text_lm", "text_scale", "text_control"])]
+    L = tx.meta["task"]["seq_len"]
+    even = float(np.mean([1 / (i + 1) for i in range(1, L - 1)]))
+    return {
         "plain_runs": int(plain.groupby(["setting", "seed"]).ngroups),
         "plain_sinks": int((plain.first_mean > SINK_EPS).sum()),
         "plain_top": f"{plain.first_mean.max():.3f}",  # three digits: it sits just under ε
@@ -235,6 +224,29 @@ def measures(tx, sc, dc, ct, cx) -> dict:
         "even": even,
         "plain_top_over_even": int(round(plain.first_mean.max() / even)),
         "gu_shift": float(gu_measure(0.0, L - 2)),
+    }
+
+
+def _context_measures(heads: pd.DataFrame, cx) -> dict:
+    """The windows of 64 and 256 characters."""
+    ctx = pd.DataFrame(
+        [
+            {
+                "window": r["seq_len"],
+                "seed": r["seed"],
+                "top": float(np.max(r["first_mean"])),
+                "n_sinks": int((np.asarray(r["first_mean"]) > SINK_EPS).sum()),
+                "val_loss": float(r["val_loss"]),
+            }
+            for r in cx.runs
+        ]
+    )
+    long_n, short_n = ctx.window.max(), ctx.window.min()
+    longs, shorts = ctx[ctx.window == long_n], ctx[ctx.window == short_n]
+    ctx_heads = heads[heads.experiment == "text_context"]
+    ctx_sinks = ctx_heads[ctx_heads.first_mean > SINK_EPS]
+    near = [np.asarray(r["first_near"]) for r in cx.runs if r["seq_len"] == long_n]
+    return {
         "ctx_long": int(long_n),
         "ctx_short": int(short_n),
         "ctx_seeds": len(longs),
@@ -252,6 +264,22 @@ def measures(tx, sc, dc, ct, cx) -> dict:
         "ctx_short_loss": f"{shorts.val_loss.mean():.2f}",
         "_ctx_long_loss": float(longs.val_loss.mean()),
         "_ctx_short_loss": float(shorts.val_loss.mean()),
+        "_context": ctx,
+    }
+
+
+def _rule_measures(loss: pd.DataFrame) -> dict:
+    """Softmax against ReLU, on the settings where no run collapsed."""
+    failed = set(loss[loss.collapsed].setting)
+    by = loss[~loss.setting.isin(failed)].pivot_table(index="setting", columns="attention", values="late_loss")
+    compared = by.dropna()
+    gaps = compared["relu"] - compared["softmax"]
+    paired = loss.pivot_table(index=["setting", "seed"], columns="attention", values="late_loss").dropna()
+    paired = paired[paired.index.get_level_values(0).isin(compared.index)]
+    wd01 = [s for s in compared.index if s.endswith("weight decay 0.1")]
+    wd_big = [s for s in compared.index if not s.endswith("weight decay 0.1")]
+    relu0 = loss[(loss.attention == "relu") & loss.setting.str.endswith("weight decay 0")]
+    return {
         "n_compared": len(compared),
         "softmax_ahead": int((gaps > 0).sum()),
         "seeds_ahead": int((paired["relu"] > paired["softmax"]).sum()),
@@ -268,6 +296,19 @@ def measures(tx, sc, dc, ct, cx) -> dict:
                 & ~((loss.attention == "relu") & loss.setting.str.endswith("weight decay 0"))
             ].late_loss.min()
         ),
+        "_loss": loss,
+        "_compared": pd.DataFrame({"softmax": compared["softmax"], "ReLU": compared["relu"], "ReLU − softmax": gaps}),
+    }
+
+
+def _conditional_measures(tx) -> dict:
+    """Trigger-conditional heads on English text (text_lm) and how they go silent."""
+    cond = pd.DataFrame(
+        [{"attention": r["attention"], "lr": r["lr"], "seed": r["seed"], **h} for r in tx.runs for h in r["heads"]]
+    )
+    on = cond[cond.conditional]
+    on_relu, on_soft = on[on.attention == "relu"], on[on.attention == "softmax"]
+    return {
         "n_cond_relu": len(on_relu),
         "cond_relu_row": float(on_relu.row_silent.max()) if len(on_relu) else np.nan,
         "cond_relu_first": float(on_relu.first_silent.max()) if len(on_relu) else np.nan,
@@ -275,15 +316,6 @@ def measures(tx, sc, dc, ct, cx) -> dict:
         "cond_soft_first": float(on_soft.first_silent.max()) if len(on_soft) else np.nan,
         "cond_soft_null": float(on_soft.null_silent.max()) if len(on_soft) else np.nan,
         "cond_soft_coherence": float(on_soft.coherence_silent.max()) if len(on_soft) else np.nan,
-        "_heads": heads,
-        "_overview": overview(heads, loss),
-        "_sinks": sinks.rename(columns=SHOWN)[
-            ["setting", "seed", *[v for k, v in SHOWN.items() if k != "setting" and k != "seed"]]
-        ],
-        "_health": health,
-        "_loss": loss,
-        "_compared": pd.DataFrame({"softmax": compared["softmax"], "ReLU": compared["relu"], "ReLU − softmax": gaps}),
-        "_context": ctx,
         "_conditional": conditional_table(on, tx.meta["task"]),
     }
 
