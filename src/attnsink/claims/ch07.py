@@ -1,8 +1,995 @@
-"""Chapter 7's claims. See :mod:`attnsink.claims`."""
+"""Chapter 7's claims: a small GPT on Bigram-Backcopy (:func:`attnsink.experiments.backcopy`).
+With BOS, its first-layer softmax heads park on BOS wherever they have no copy to make;
+nothing forces them to (without BOS the model learns the language as well); silencing a
+parked head there costs the loss nothing, as it costs nothing for every head of every rule.
+
+:func:`measures` reads the result and its trained models (the ablations and controls run on
+fresh sequences, seconds each) and the training records :func:`training_courses` brings back;
+the ``table_*`` functions draw the chapter's tables."""
 
 from __future__ import annotations
 
+import math
+
+import numpy as np
+import pandas as pd
+import torch
+
+from .. import lm
+from ..analysis import backcopy_frame, mean_range
+from ..book import table
+from ..metrics import ROW_MIN, SINK_EPS, WRITE_TOL, what_it_writes
+from ..profiles import BACKCOPY_TASK
 from .base import Chapter
 
 CHAPTER = Chapter("ch7")
 BOTH = ("quick", "full")
+
+LEAVE = 0.05
+"""A first-layer head that puts less than this on token 0 at trigger queries leaves it there:
+it is one of the heads that copy."""
+N_FRESH = 256  # fresh sequences per measurement
+FRESH = 2**31 - 3  # fresh sequences: BOS taken away at inference (and the reader's exercises)
+FRESH_WHERE = 2**31 - 5  # fresh sequences: where the rows go without BOS
+FRESH_CAL = 2**31 - 6  # fresh sequences: the tolerance's noise and the positive controls
+COURSE_MODELS = (("softmax", True), ("softmax1", True), ("sink_logit", True), ("softmax", False))
+"""The models whose training records :func:`training_courses` brings back (the figure's panels)."""
+SETTLED = 0.01
+"""A head within this of its final weight on token 0 has settled (the course measures)."""
+
+
+def model_name(attention: str, bos: bool) -> str:
+    """'softmax', or 'softmax (no BOS)' for a model trained without BOS."""
+    return attention if bos else f"{attention} (no BOS)"
+
+
+def training_courses(result, *, cache_dir=None) -> list[dict]:
+    """The training records of :data:`COURSE_MODELS` (every head's mean weight on token 0
+    over the validation sequences, every 50 steps: :func:`attnsink.lm.train_lm`), read back
+    with the models from the store or the cache where ``result``'s came from (trained only
+    where the profile may train, as :func:`attnsink.experiments.backcopy` would); one record
+    per model: ``model``, ``seed``, ``step`` and ``first_mean`` (step, layer, head)."""
+    from ..experiments.base import Context
+    from ..experiments.language import train_gpts
+    from ..profiles import BACKCOPY_MODEL, resolve_training
+
+    s = result.settings
+    may_train = resolve_training(None, result.profile)
+    ctx = Context(result.experiment, result.profile, s, cache_dir=cache_dir, train=may_train)
+    recipe = {"steps": s.steps, "lr": s.lr, "batch_size": s.batch_size}
+    tasks = {bos: lm.BigramBackcopy(**BACKCOPY_TASK, bos=bos) for bos in (True, False)}
+    wanted = [(tasks[bos], rule, seed, recipe) for rule, bos in COURSE_MODELS for seed in range(s.seeds)]
+    names = [(model_name(rule, bos), seed) for rule, bos in COURSE_MODELS for seed in range(s.seeds)]
+    return [
+        {"model": name, "seed": seed, "step": np.asarray(h["step"]).tolist(), "first_mean": np.asarray(h["first_mean"])}
+        for (name, seed), (_, h) in zip(names, train_gpts(ctx, wanted, BACKCOPY_MODEL))
+    ]
+
+
+def runs_frame(result) -> pd.DataFrame:
+    """One row per trained model, with ``model``, and the loss above the best predictor's
+    overall (``excess``) and at ordinary targets (``excess_other``)."""
+    runs = pd.DataFrame(result.runs)
+    runs["model"] = [model_name(a, b) for a, b in zip(runs["attention"], runs["bos"])]
+    runs["excess"] = runs["loss"] - runs["best_loss"]
+    runs["excess_other"] = runs["other_loss"] - runs["best_other_loss"]
+    return runs
+
+
+def heads_frame(result) -> pd.DataFrame:
+    """One row per (model, seed, layer, head), with what the head ``writes`` at ordinary queries."""
+    heads = backcopy_frame(result.runs)
+    heads["writes"] = what_it_writes(heads["ablate_zero"], heads["ablate_mean"])
+    return heads
+
+
+def _part(heads: pd.DataFrame, model: str, layer: int) -> pd.DataFrame:
+    return heads[(heads["model"] == model) & (heads["layer"] == layer)]
+
+
+def _lo(values) -> float:
+    v = pd.Series(values, dtype=float).dropna()
+    return float(v.min()) if len(v) else math.nan
+
+
+def _hi(values) -> float:
+    v = pd.Series(values, dtype=float).dropna()
+    return float(v.max()) if len(v) else math.nan
+
+
+# ---- the measures: every number the text quotes ----
+
+
+@CHAPTER.measures
+def measures(result, courses) -> dict:
+    """The numbers chapter 7 quotes, from :func:`~attnsink.experiments.backcopy`'s
+    ``result`` (its records and its trained models) and the training ``courses``
+    (:func:`training_courses`)."""
+    runs, heads = runs_frame(result), heads_frame(result)
+    m = {"_runs": runs, "_heads": heads}
+    for part in (
+        _setup(result),
+        _learning(runs),
+        _looks(heads),
+        _off_rules(heads),
+        _no_bos(runs, heads),
+        _writes(runs, heads),
+        _joint(runs, heads),
+        _calibration(result, runs, heads),
+        _controls_without_bos(result, heads),
+        _quiet(heads),
+        _where_without_bos(result),
+        _positional(result),
+        _course(courses, result.settings.steps),
+    ):
+        m.update(part)
+    return m
+
+
+def _setup(result) -> dict:
+    """The language, the recipe and the thresholds, as the text writes them (the constants as
+    strings: '0.3', not '0.30')."""
+    task = lm.BigramBackcopy(**BACKCOPY_TASK)
+    s = result.settings
+    return {
+        "vocab": task.vocab_size,
+        "n_triggers": task.n_triggers,
+        "seq_len": task.seq_len,
+        "alpha": f"{task.alpha:g}",
+        "n_seeds": int(s.seeds),
+        "steps": int(s.steps),
+        "lr": f"{s.lr:g}",
+        "batch_size": int(s.batch_size),
+        "betas": str(lm.training.BETAS),
+        "eps": f"{SINK_EPS:g}",
+        "tol": f"{WRITE_TOL:g}",
+        "leave": f"{LEAVE:g}",
+        "settled_tol": f"{SETTLED:g}",
+    }
+
+
+def _learning(runs: pd.DataFrame) -> dict:
+    bos = runs[runs["bos"]]
+    by_model = runs.groupby("model", sort=False)["excess"].mean()
+    loss = bos.groupby("attention")["loss"].mean()
+    gap = loss.drop("softmax") - loss["softmax"]
+    by_seed = bos.pivot_table(index="seed", columns="attention", values="loss")
+    paired = by_seed.drop(columns="softmax").sub(by_seed["softmax"], axis=0)
+    return {
+        "best_loss": float(bos["best_loss"].iloc[0]),
+        "best_other_loss": float(bos["best_other_loss"].iloc[0]),
+        "best_loss_nobos": float(runs.loc[~runs["bos"], "best_loss"].iloc[0]) if (~runs["bos"]).any() else math.nan,
+        "excess_min": float(by_model.min()),
+        "excess_max": float(by_model.max()),
+        "below_best": float((runs["loss"] - runs["best_loss"]).min()),
+        "copy_min": float(runs["copy_acc"].min()),
+        "gap_min": float(gap.min()),
+        "gap_max": float(gap.max()),
+        "gap_abs": float(gap.abs().max()),
+        "paired_abs": float(paired.abs().max().max()),
+        "soft_seed_span": float(by_seed["softmax"].max() - by_seed["softmax"].min()),
+        "n_worse": int((paired > 0).to_numpy().sum()),
+        "n_pairs": int(paired.size),
+    }
+
+
+def _looks(heads: pd.DataFrame) -> dict:
+    """Where the softmax heads with BOS look: the first layer parks, the second spreads."""
+    soft, soft_1 = _part(heads, "softmax", 0), _part(heads, "softmax", 1)
+    leave = soft["first_trigger"] < LEAVE
+    seq_len = BACKCOPY_TASK["seq_len"]
+    return {
+        "n_soft": int(len(soft)),
+        "soft_first_min": _lo(soft["first_ordinary"]),
+        "soft_first_max": _hi(soft["first_ordinary"]),
+        "n_soft_sinks": int((soft["first_ordinary"] > SINK_EPS).sum()),
+        "n_leave": int(leave.sum()),
+        "n_stay": int((~leave).sum()),
+        "leave_every_seed": bool(leave.groupby(soft["seed"]).any().all()) if len(soft) else False,
+        "leave_trigger_max": _hi(soft.loc[leave, "first_trigger"]),
+        "stay_trigger_min": _lo(soft.loc[~leave, "first_trigger"]),
+        "soft_value_min": _lo(soft["first_value"]),
+        "soft_value_max": _hi(soft["first_value"]),
+        "soft_entropy": float(soft["entropy_ordinary"].mean()),
+        "l1_first_mean": float(soft_1["first_ordinary"].mean()),
+        "l1_first_max": _hi(soft_1["first_ordinary"]),
+        "l1_entropy_min": _lo(soft_1["entropy_ordinary"]),
+        "even": float(np.mean([1 / (i + 1) for i in range(1, seq_len - 1)])),  # queries 1 .. L-2
+    }
+
+
+def _off_rules(heads: pd.DataFrame) -> dict:
+    """The rules that can switch a row off, with BOS: ReLU and sigmoid rows go (nearly) empty;
+    softmax1's and sink_logit's rows give their weight to the phantom slot."""
+    out = {}
+    for rule in ("relu", "sigmoid", "softmax1", "sink_logit"):
+        first = _part(heads, rule, 0)
+        per_run = first.groupby("seed")["row_trigger"].mean()
+        out |= {
+            f"{rule}_row_max": _hi(first["row_ordinary"]),
+            f"{rule}_first_max": _hi(first["first_ordinary"]),
+            f"{rule}_trig_min": _lo(per_run),
+            f"{rule}_l1_row": float(_part(heads, rule, 1)["row_ordinary"].mean()),
+        }
+    out["off_trig_min"] = min(out["relu_trig_min"], out["sigmoid_trig_min"])
+    out["phantom_row_max"] = max(out["softmax1_row_max"], out["sink_logit_row_max"])
+    return out
+
+
+def _no_bos(runs: pd.DataFrame, heads: pd.DataFrame) -> dict:
+    """Without BOS: no sink on the first real token, the rows spread, the copy learned."""
+    nb, soft = _part(heads, "softmax (no BOS)", 0), _part(heads, "softmax", 0)
+    copy = runs.groupby(["attention", "bos"])["copy_acc"]
+    excess = runs.groupby(["attention", "bos"])["excess"].mean()
+    other = runs[~runs["bos"]]
+    nb_rules = heads[~heads["bos"] & (heads["layer"] == 0)]
+    return {
+        "nobos_first_mean": float(nb["first_ordinary"].mean()),
+        "nobos_first_max": _hi(nb["first_ordinary"]),
+        "nobos_any_first_max": _hi(nb_rules["first_ordinary"]),
+        "nobos_entropy": float(nb["entropy_ordinary"].mean()),
+        "bos_entropy": float(soft["entropy_ordinary"].mean()),
+        "nobos_copy_min": _lo(other["copy_acc"]),
+        "nobos_soft_copy": float(copy.mean().get(("softmax", False), math.nan)),
+        "bos_soft_copy": float(copy.mean().get(("softmax", True), math.nan)),
+        "nobos_soft_excess": float(excess.get(("softmax", False), math.nan)),
+        "bos_soft_excess": float(excess.get(("softmax", True), math.nan)),
+    }
+
+
+def _writes(runs: pd.DataFrame, heads: pd.DataFrame) -> dict:
+    """What one head writes at ordinary queries: by the ablation, nothing, in every head."""
+    soft = _part(heads, "softmax", 0)
+    copying, idle = soft[soft["first_trigger"] < LEAVE], soft[soft["first_trigger"] >= LEAVE]
+    nothing = heads["writes"] == "nothing"
+    exact = nothing & (heads["ablate_zero"] == 0)  # no change a float32 loss can show
+    idle_cost = idle[["ablate_zero", "ablate_trigger_zero"]].abs().to_numpy()
+    return {
+        "n_heads": int(len(heads)),
+        "n_nothing": int(nothing.sum()),
+        "zero_max": _hi(heads["ablate_zero"].abs()),
+        "mean_max": _hi(heads["ablate_mean"].abs()),
+        "n_exact": int(exact.sum()),
+        "n_empty": int((heads.loc[exact, "row_ordinary"] == 0).sum()),
+        "ulp": float(np.spacing(np.float32(runs["loss"].max()))),
+        "loss_max": float(runs["loss"].max()),
+        "copy_ratio_min": _lo(copying["out_ratio"]),
+        "copy_ratio_max": _hi(copying["out_ratio"]),
+        "copy_first_min": _lo(copying["first_ordinary"]),
+        "copy_value_min": _lo(copying["first_value"]),
+        "copy_value_max": _hi(copying["first_value"]),
+        "idle_cost": float(idle_cost.max()) if idle_cost.size else math.nan,
+        "idle_ratio_min": _lo(idle["out_ratio"]),
+    }
+
+
+def _joint(runs: pd.DataFrame, heads: pd.DataFrame) -> dict:
+    """Every head of a layer silenced at once (:func:`attnsink.lm.ablate_layers`)."""
+    layer0_ord = runs["layer_zero_ordinary"].str[0]
+    layer0_trig = runs["layer_zero_trigger"].str[0]
+    layer1 = runs["layer_zero_all"].str[1]
+    soft = runs["model"] == "softmax"
+    single = heads[heads["layer"] == 0].groupby(["model", "seed"])["ablate_trigger_zero"].max()
+    joint = runs.assign(joint=layer0_trig).set_index(["model", "seed"])["joint"].reindex(single.index)
+    busy = sorted(runs.loc[layer1.abs() > WRITE_TOL, "model"].unique())
+    return {
+        "n_runs": int(len(runs)),
+        "layer0_ord_min": _lo(layer0_ord),
+        "layer0_ord_max": _hi(layer0_ord),
+        "layer0_ord_abs": _hi(layer0_ord.abs()),
+        "layer0_trig_min": _lo(layer0_trig),
+        "layer0_trig_max": _hi(layer0_trig),
+        "single_trig_min": _lo(single),
+        "single_trig_max": _hi(single),
+        "n_shared": int((single / joint < 0.1).sum()),
+        "n_single": int(len(single)),
+        "soft_l1_min": _lo(layer1[soft]),
+        "soft_l1_max": _hi(layer1[soft]),
+        "soft_l1_abs": _hi(layer1[soft].abs()),
+        "n_busy": len(busy),
+        "busy": ", ".join(busy) if busy else "none",
+        "l1_abs_max": _hi(layer1.abs()),
+    }
+
+
+def _fresh(task, seed: int, n: int | None = None):
+    """``n`` (default :data:`N_FRESH`) fresh sequences of ``task``, their copy targets and their ordinary queries (query
+    0 left out: it sees only token 0, and its target follows BOS, not the chain)."""
+    x = task.sample(n or N_FRESH, seed=seed)
+    copy = task.trigger_targets(x)
+    ordinary = ~copy
+    ordinary[:, 0] = False
+    return x, copy, ordinary
+
+
+def _chi_factor(dof: int = 3) -> float:
+    """How far a standard deviation estimated from ``dof`` + 1 samples can sit below the true
+    one: sqrt(dof / q), q the 2.5% quantile of the chi-squared distribution with ``dof``
+    degrees of freedom (found by bisection; the closed form below is for ``dof`` = 3)."""
+    if dof != 3:
+        raise ValueError(f"only dof=3 is implemented, got {dof}")
+
+    def cdf(x):
+        return math.erf(math.sqrt(x / 2)) - math.sqrt(2 * x / math.pi) * math.exp(-x / 2)
+
+    lo, hi = 0.0, 20.0
+    for _ in range(60):
+        mid = (lo + hi) / 2
+        lo, hi = (mid, hi) if cdf(mid) < 0.025 else (lo, mid)
+    return math.sqrt(dof / lo)
+
+
+def _calibration(result, runs: pd.DataFrame, heads: pd.DataFrame) -> dict:
+    """The tolerance against the measurement's noise (one head zeroed on four disjoint
+    quarters of fresh sequences), and the positive control at ordinary queries: each
+    first-layer softmax head given there its own outputs from trigger queries drawn at random."""
+    x, copy, ordinary = _fresh(lm.BigramBackcopy(**BACKCOPY_TASK), FRESH_CAL)
+    noise, rows = [], []
+    for seed, model in enumerate(result.results["softmax", True]):
+        quarters = torch.stack(
+            [lm.ablate_heads(model, x[q::4], ordinary[q::4], kinds=("zero",))["zero"][0] for q in range(4)]
+        )  # (quarter, head): the first layer
+        noise += (quarters.std(dim=0) / 2).tolist()
+        moved = lm.ablate_heads(model, x, ordinary, kinds=("transplant",), donor=copy)["transplant"][0]
+        rows += [{"seed": seed, "head": h, "control": float(v)} for h, v in enumerate(moved)]
+    soft = _part(heads, "softmax", 0)[["seed", "head", "first_trigger", "out_ratio", "first_value"]]
+    ctl = pd.DataFrame(rows).merge(soft)
+    leave, stay = ctl[ctl["first_trigger"] < LEAVE], ctl[ctl["first_trigger"] >= LEAVE]
+    noticed = leave[leave["control"] > WRITE_TOL]
+    soft_excess = float(runs.loc[runs["model"] == "softmax", "excess"].mean())
+    noise_max = max(noise)
+    return {
+        "_control": ctl,
+        "copy_share": float(copy.float().mean()),
+        "noise_max": noise_max,
+        "chi_factor": _chi_factor(),
+        "tol_over_noise": WRITE_TOL / noise_max,
+        "soft_excess": soft_excess,
+        "tol_over_excess": WRITE_TOL / soft_excess,
+        "n_ctl_leave": int(len(leave)),
+        "n_noticed": int(len(noticed)),
+        "ctl_min": _lo(leave["control"]),
+        "ctl_max": _hi(leave["control"]),
+        "stay_ctl_abs": _hi(stay["control"].abs()),
+        "noticed_ratio_min": _lo(noticed["out_ratio"]),
+        "noticed_ratio_max": _hi(noticed["out_ratio"]),
+        "noticed_value_max": _hi(noticed["first_value"]),
+        "n_noticed_quiet": int((noticed["out_ratio"] < 0.1).sum()),
+    }
+
+
+def _controls_without_bos(result, heads: pd.DataFrame) -> dict:
+    """The same control without BOS, head by head; and for the whole first layer at once, with
+    and without BOS, as measured and with the two models' copies matched in size."""
+    tasks = {bos: lm.BigramBackcopy(**BACKCOPY_TASK, bos=bos) for bos in (True, False)}
+    fresh = {bos: _fresh(tasks[bos], FRESH_CAL) for bos in (True, False)}
+    soft, nb = _part(heads, "softmax", 0), _part(heads, "softmax (no BOS)", 0)
+    bos_copy, nb_copy = soft[soft["first_trigger"] < LEAVE], nb[nb["first_trigger"] < LEAVE]
+    # how loudly the heads that copy write at triggers (the ordinary norm over the ratio)
+    at_triggers = {k: h["out_ordinary"] / h["out_ratio"] for k, h in (("bos", bos_copy), ("nobos", nb_copy))}
+    loud = float(at_triggers["bos"].mean() / at_triggers["nobos"].mean())
+    per_head, layer, scaled = [], {True: [], False: []}, {True: [], False: []}
+    for bos in (True, False):
+        x, copy, ordinary = fresh[bos]
+        for seed, model in enumerate(result.results["softmax", bos]):
+            layer[bos].append(lm.transplant_layer(model, x, ordinary, copy, 0))
+            if math.isfinite(loud) and loud > 0:  # no copying head on either side: nothing to match
+                scaled[bos].append(lm.transplant_layer(model, x, ordinary, copy, 0, scale=1 / loud if bos else loud))
+            if not bos:
+                moved = lm.ablate_heads(model, x, ordinary, kinds=("transplant",), donor=copy)["transplant"][0]
+                per_head += [{"seed": seed, "head": h, "control": float(v)} for h, v in enumerate(moved)]
+    ctl = pd.DataFrame(per_head).merge(nb[["seed", "head", "first_trigger"]])
+    return {
+        "nb_ctl_max": _hi(ctl["control"]),
+        "nb_n_above": int((ctl["control"] > WRITE_TOL).sum()),
+        "nb_n_heads": int(len(ctl)),
+        "nb_n_leave": int((ctl["first_trigger"] < LEAVE).sum()),
+        "layer_bos_min": _lo(layer[True]),
+        "layer_bos_max": _hi(layer[True]),
+        "layer_nobos_min": _lo(layer[False]),
+        "layer_nobos_max": _hi(layer[False]),
+        "loud": loud,
+        "scaled_min": _lo(scaled[False]),  # the copies without BOS at the size of those with
+        "scaled_max": _hi(scaled[False]),
+        "shrunk_min": _lo(scaled[True]),  # the copies with BOS at the size of those without
+        "shrunk_max": _hi(scaled[True]),
+    }
+
+
+def _quiet(heads: pd.DataFrame) -> dict:
+    """What the heads that copy write at ordinary queries, with BOS against without."""
+    soft, nb = _part(heads, "softmax", 0), _part(heads, "softmax (no BOS)", 0)
+    bos_copy, nb_copy = soft[soft["first_trigger"] < LEAVE], nb[nb["first_trigger"] < LEAVE]
+    rest = nb[nb["first_trigger"] >= LEAVE]
+    return {
+        "nb_n_copy": int(len(nb_copy)),
+        "nb_copy_ratio_min": _lo(nb_copy["out_ratio"]),
+        "nb_copy_ratio_max": _hi(nb_copy["out_ratio"]),
+        "nb_copy_norm_min": _lo(nb_copy["out_ordinary"]),
+        "nb_copy_norm_max": _hi(nb_copy["out_ordinary"]),
+        "bos_copy_norm_min": _lo(bos_copy["out_ordinary"]),
+        "bos_copy_norm_max": _hi(bos_copy["out_ordinary"]),
+        "norm_factor": float(nb_copy["out_ordinary"].mean() / bos_copy["out_ordinary"].mean()),
+        "nb_cost": _hi(nb["ablate_zero"].abs()),
+        "nb_n_rest": int(len(rest)),
+        "nb_rest_trig_min": _lo(rest["first_trigger"]),
+        "nb_rest_trig_max": _hi(rest["first_trigger"]),
+        "nb_rest_entropy_min": _lo(rest["entropy_ordinary"]),
+    }
+
+
+@torch.no_grad()
+def _where_without_bos(result) -> dict:
+    """Without BOS, where the first-layer softmax rows go at ordinary queries: the weight on
+    the query itself, the token before it and the first token; the row's largest weight;
+    and which key takes it."""
+    task = lm.BigramBackcopy(**BACKCOPY_TASK, bos=False)
+    x, _, ordinary = _fresh(task, FRESH_WHERE)
+    rows = []
+    for model in result.results["softmax", False]:
+        w = lm.head_outputs(model, x[:, :-1])["weights"][0].cpu()  # (n, heads, query, key)
+        q = torch.arange(1, w.shape[-1])
+        r = ordinary[:, 1:]  # (n, query >= 1)
+        for head in range(w.shape[1]):
+            top = w[:, head, 1:, :].argmax(-1)[r]  # the key of each ordinary row's largest weight
+            rows.append(
+                {
+                    "self": float(w[:, head, q, q][r].mean()),
+                    "previous": float(w[:, head, q, q - 1][r].mean()),
+                    "first": float(w[:, head, q, 0][r].mean()),
+                    "largest": float(w[:, head, 1:, :].max(-1).values[r].mean()),
+                    "top_self": float((top == q.expand_as(r)[r]).float().mean()),
+                    "top_previous": float((top == (q - 1).expand_as(r)[r]).float().mean()),
+                    "top_first": float((top == 0).float().mean()),
+                }
+            )
+    where = pd.DataFrame(rows)
+    return {
+        "where_self_max": _hi(where["self"]),
+        "where_previous_max": _hi(where["previous"]),
+        "where_first_max": _hi(where["first"]),
+        "where_largest_min": _lo(where["largest"]),
+        "where_largest_max": _hi(where["largest"]),
+        "top_previous_min": _lo(where["top_previous"]),
+        "top_previous_max": _hi(where["top_previous"]),
+        "top_first_max": _hi(where["top_first"]),
+        "top_self_max": _hi(where["top_self"]),
+    }
+
+
+@torch.no_grad()
+def positional(result, n: int | None = None, seed: int = FRESH) -> pd.DataFrame:
+    """BOS taken away at inference: each softmax model, trained with BOS or without, on ``n``
+    (default :data:`N_FRESH`) fresh sequences of the language without BOS (and a model trained with BOS on its own
+    sequences too); per model and seed, the loss above the best predictor's and the first
+    layer's mean weight on token 0 (:func:`attnsink.lm.head_metrics`, queries 1 on)."""
+    tasks = {bos: lm.BigramBackcopy(**BACKCOPY_TASK, bos=bos) for bos in (True, False)}
+    seqs = {bos: tasks[bos].sample(n or N_FRESH, seed=seed) for bos in (True, False)}
+    best = {bos: tasks[bos].best_loss(seqs[bos]).mean().item() for bos in (True, False)}
+    rows = []
+    for trained in (True, False):
+        for s, model in enumerate(result.results["softmax", trained]):
+            for fed in (True, False) if trained else (False,):
+                x = seqs[fed].to(next(model.parameters()).device)
+                first = lm.head_metrics(model, x[:, :-1])["first_mean"][0]  # (heads,): the first layer
+                rows.append(
+                    {
+                        "trained with BOS": trained,
+                        "fed BOS": fed,
+                        "seed": s,
+                        "excess": lm.lm_loss(model, x).item() - best[fed],
+                        "first": float(first.mean()),
+                        "first_min": float(first.min()),
+                    }
+                )
+    return pd.DataFrame(rows)
+
+
+def _positional(result) -> dict:
+    p = positional(result)
+    moved = p[p["trained with BOS"] & ~p["fed BOS"]]
+    own = p[p["trained with BOS"] & p["fed BOS"]]
+    plain = p[~p["trained with BOS"]]
+    return {
+        "_positional": p,
+        "pos_first": float(moved["first"].mean()),
+        "pos_first_min": _lo(moved["first"]),
+        "pos_first_max": _hi(moved["first"]),
+        "pos_head_min": _lo(moved["first_min"]),
+        "pos_bos": float(own["first"].mean()),
+        "pos_share": float(moved["first"].mean() / own["first"].mean()),
+        "pos_excess": float(moved["excess"].mean()),
+        "pos_excess_own": float(own["excess"].mean()),
+        "pos_excess_plain": float(plain["excess"].mean()),
+        "plain_first": float(plain["first"].mean()),
+    }
+
+
+def _course(courses: list[dict], steps: int) -> dict:
+    """How the first-layer heads' weight on token 0 went during training: whether it had
+    levelled off by the end (the step from which every head stays within :data:`SETTLED` of
+    its final weight), how far a softmax head rose over the second half, and how high
+    softmax1's and sink_logit's heads rose before they left token 0 (the last step at which
+    one of them put more than :data:`LEAVE` there)."""
+    out = {"course_mid_step": int(steps // 2)}
+    for key, name in (("course", "softmax"), ("course1", "softmax1"), ("course_null", "sink_logit")):
+        mine = [
+            (c["seed"], np.asarray(c["step"]), np.asarray(c["first_mean"], dtype=float)[:, 0])
+            for c in courses
+            if c["model"] == name
+        ]
+        settled, rise, peak, left = [], [], [], []
+        for seed, step, w in mine:  # w: (step, head)
+            far = np.abs(w - w[-1]).max(axis=1) > SETTLED  # (step,): some head still away from its end
+            settled.append(int(step[np.flatnonzero(far)[-1] + 1]) if far.any() else int(step[0]))
+            mid = int(np.searchsorted(step, steps / 2))
+            rise += [
+                (float(w[-1, h] - w[mid, h]), seed, h, float(w[mid, h]), float(w[-1, h])) for h in range(w.shape[1])
+            ]
+            peak.append(float(w.max()))
+            on = (w > LEAVE).any(axis=1)
+            left.append(int(step[np.flatnonzero(on)[-1]]) if on.any() else 0)
+        out[f"{key}_settled"] = max(settled, default=0)
+        out[f"{key}_peak"] = max(peak, default=math.nan)
+        out[f"{key}_left"] = max(left, default=0)
+        if name == "softmax" and rise:
+            best = max(rise)
+            out |= {
+                "course_rise": best[0],
+                "course_rise_seed": int(best[1]),
+                "course_rise_head": int(best[2]),
+                "course_rise_from": best[3],
+                "course_rise_to": best[4],
+            }
+    out["course_flat"] = int(steps - out["course_settled"])
+    out["off_peak"] = max(out["course1_peak"], out["course_null_peak"])
+    out["off_left"] = max(out["course1_left"], out["course_null_left"])
+    nb = [np.asarray(c["first_mean"], dtype=float)[:, 0] for c in courses if c["model"] == "softmax (no BOS)"]
+    out["nobos_course_max"] = float(max(w.max() for w in nb)) if nb else math.nan
+    return out
+
+
+# ---- the claims: one per sentence of the text that states a result ----
+
+
+@CHAPTER.claim(
+    "learns-language",
+    "Every model learns the language: its loss ends within 0.15 nats per token of the best "
+    "predictor's, never below it, and it predicts over 90% of the copy targets right.",
+    profiles=BOTH,
+)
+def _(m):
+    ok = m["excess_max"] < 0.15 and m["below_best"] > -0.01 and m["copy_min"] > 0.9
+    return (
+        ok,
+        f"loss above the best {m['excess_min']:.3f} to {m['excess_max']:.3f}; copy accuracy ≥ {m['copy_min']:.3f}",
+    )
+
+
+@CHAPTER.claim(
+    "learns-closely",
+    "Every model ends within 0.02 nats per token of the best predictor and gets at least 99% "
+    "of the copy targets right.",
+)
+def _(m):
+    return m["excess_max"] < 0.02 and m[
+        "copy_min"
+    ] >= 0.99, f"largest {m['excess_max']:.4f}; copy ≥ {m['copy_min']:.4f}"
+
+
+@CHAPTER.claim("rule-barely-matters", "With BOS, every rule's mean loss is within 0.001 nats per token of softmax's.")
+def _(m):
+    return m["gap_abs"] < 1e-3, f"largest gap {m['gap_abs']:.2g}"
+
+
+@CHAPTER.claim(
+    "softmax-ahead-by-seed", "From the same seed, a rule with BOS ends above softmax in at least three pairs of four."
+)
+def _(m):
+    return m["n_worse"] >= 0.75 * m["n_pairs"], f"{m['n_worse']} of {m['n_pairs']} pairs"
+
+
+@CHAPTER.claim(
+    "softmax-parks",
+    "Every first-layer softmax head with BOS puts at least 0.95 of its weight on BOS at ordinary queries.",
+)
+def _(m):
+    return m["soft_first_min"] >= 0.95, f"smallest {m['soft_first_min']:.4f}"
+
+
+@CHAPTER.claim(
+    "softmax-leans",
+    "Every first-layer softmax head with BOS leans on BOS at ordinary queries (over 0.2 of its weight there).",
+    profiles=BOTH,
+)
+def _(m):
+    return m["soft_first_min"] > 0.2, f"smallest {m['soft_first_min']:.3f}"
+
+
+@CHAPTER.claim(
+    "two-kinds",
+    "At triggers, in every seed some first-layer softmax heads leave BOS (under 0.05 there) "
+    "and the others stay on it (over 0.9).",
+)
+def _(m):
+    ok = m["leave_every_seed"] and m["n_stay"] > 0 and m["stay_trigger_min"] > 0.9
+    return ok, f"{m['n_leave']} leave, {m['n_stay']} stay (≥ {m['stay_trigger_min']:.3f})"
+
+
+@CHAPTER.claim(
+    "some-leave",
+    "In every seed, some first-layer softmax head leaves BOS at triggers (under 0.05 there).",
+    profiles=BOTH,
+)
+def _(m):
+    return m["leave_every_seed"], f"{m['n_leave']} of {m['n_soft']} heads"
+
+
+@CHAPTER.claim(
+    "bos-value-small", "In every first-layer softmax head, BOS's value is under 0.15 of the median position's."
+)
+def _(m):
+    return m["soft_value_max"] < 0.15, f"{m['soft_value_min']:.3f} to {m['soft_value_max']:.3f}"
+
+
+@CHAPTER.claim(
+    "second-layer-even",
+    "The second layer's softmax heads spread their rows evenly: BOS gets within 0.01 of an even "
+    "spread's share, and the rows' entropy is at least 0.99 of the uniform row's.",
+)
+def _(m):
+    ok = abs(m["l1_first_mean"] - m["even"]) < 0.01 and m["l1_entropy_min"] >= 0.99
+    return ok, f"BOS {m['l1_first_mean']:.3f} (even {m['even']:.3f}); entropy ≥ {m['l1_entropy_min']:.4f}"
+
+
+@CHAPTER.claim(
+    "second-layer-spreads",
+    "The second layer's softmax heads spread their rows (entropy over 0.8 of the uniform row's) and none is a sink.",
+    profiles=BOTH,
+)
+def _(m):
+    ok = m["l1_entropy_min"] > 0.8 and m["l1_first_max"] < SINK_EPS
+    return ok, f"entropy ≥ {m['l1_entropy_min']:.3f}; BOS ≤ {m['l1_first_max']:.3f}"
+
+
+@CHAPTER.claim(
+    "relu-sigmoid-off",
+    "ReLU's and sigmoid's first-layer rows carry at most 0.01 of weight at ordinary queries and "
+    "a mean of at least 0.2 at triggers, in every seed.",
+)
+def _(m):
+    ok = all(m[f"{r}_row_max"] <= 0.01 and m[f"{r}_trig_min"] >= 0.2 for r in ("relu", "sigmoid"))
+    return ok, (
+        f"ordinary ≤ {max(m['relu_row_max'], m['sigmoid_row_max']):.2g}; "
+        f"triggers ≥ {min(m['relu_trig_min'], m['sigmoid_trig_min']):.2f}"
+    )
+
+
+@CHAPTER.claim(
+    "relu-sigmoid-switch",
+    "ReLU's and sigmoid's first-layer rows carry at most 0.05 of weight at ordinary queries and "
+    "a mean of at least 0.1 at triggers, in every seed.",
+    profiles=BOTH,
+)
+def _(m):
+    ok = all(m[f"{r}_row_max"] <= 0.05 and m[f"{r}_trig_min"] >= 0.1 for r in ("relu", "sigmoid"))
+    top = max(m["relu_row_max"], m["sigmoid_row_max"])
+    return ok, f"ordinary ≤ {top:.2g}; triggers ≥ {min(m['relu_trig_min'], m['sigmoid_trig_min']):.2f}"
+
+
+@CHAPTER.claim(
+    "phantom-takes-row",
+    "softmax1's and sink_logit's first-layer rows keep at most 0.01 of their weight on the tokens at ordinary queries.",
+)
+def _(m):
+    top = max(m["softmax1_row_max"], m["sink_logit_row_max"])
+    return top <= 0.01, f"largest {top:.2g}"
+
+
+@CHAPTER.claim(
+    "no-bos-no-sink",
+    "Without BOS, no first-layer softmax head puts more than ε = 0.3 on the first token at "
+    "ordinary queries, and the rows spread (mean entropy over half the uniform row's).",
+    profiles=BOTH,
+)
+def _(m):
+    ok = m["nobos_first_max"] < SINK_EPS and m["nobos_entropy"] > 0.5 > m["bos_entropy"]
+    return ok, f"largest {m['nobos_first_max']:.3f}; entropy {m['nobos_entropy']:.2f} (with BOS {m['bos_entropy']:.2g})"
+
+
+@CHAPTER.claim(
+    "no-bos-learns",
+    "Without BOS, softmax learns the copy and the language as well as with it (within 0.02).",
+    profiles=BOTH,
+)
+def _(m):
+    copy = m["nobos_soft_copy"] >= m["bos_soft_copy"] - 0.02
+    loss = m["nobos_soft_excess"] <= m["bos_soft_excess"] + 0.02
+    return copy and loss, f"copy {m['nobos_soft_copy']:.4f} vs {m['bos_soft_copy']:.4f}"
+
+
+@CHAPTER.claim(
+    "no-bos-rows-spread",
+    "Without BOS, no key takes more than half of a first-layer softmax row on average, and the "
+    "heads that do not copy keep an entropy of at least 0.9 of the uniform row's.",
+)
+def _(m):
+    ok = m["where_largest_max"] <= 0.5 and m["nb_rest_entropy_min"] >= 0.9
+    return ok, f"largest weight ≤ {m['where_largest_max']:.3f}; entropy ≥ {m['nb_rest_entropy_min']:.2f}"
+
+
+@CHAPTER.claim(
+    "course-levelled",
+    "The first-layer softmax heads had levelled off by the end: over at least the last 300 steps "
+    "none moved by more than 0.01.",
+)
+def _(m):
+    return m["course_flat"] >= 300, f"flat over the last {m['course_flat']} steps (from step {m['course_settled']})"
+
+
+@CHAPTER.claim("course-late-rise", "Over the second half of training some softmax head still rose by more than 0.5.")
+def _(m):
+    return m["course_rise"] > 0.5, (
+        f"seed {m['course_rise_seed']} head {m['course_rise_head']}: "
+        f"{m['course_rise_from']:.2f} → {m['course_rise_to']:.3f}"
+    )
+
+
+@CHAPTER.claim(
+    "off-rules-parked-first",
+    "softmax1's and sink_logit's first-layer heads first parked on BOS (over 0.5 of their weight), "
+    "then left it for good before the last 30% of training.",
+)
+def _(m):
+    ok = m["off_peak"] > 0.5 and m["off_left"] <= 0.7 * m["steps"]
+    return ok, f"peak {m['off_peak']:.2f}; last above {LEAVE:g} at step {m['off_left']}"
+
+
+@CHAPTER.claim(
+    "no-bos-never-sinks",
+    "Without BOS, no first-layer softmax head put more than ε = 0.3 on the first token at any recorded step.",
+)
+def _(m):
+    return m["nobos_course_max"] < SINK_EPS, f"largest {m['nobos_course_max']:.3f}"
+
+
+@CHAPTER.claim(
+    "sink-follows-position",
+    "Fed sequences without BOS, the models trained with BOS put over 0.75 of their first-layer "
+    "weight on the first real token.",
+)
+def _(m):
+    return m["pos_first"] > 0.75, f"{m['pos_first']:.3f} (with BOS, on BOS: {m['pos_bos']:.3f})"
+
+
+@CHAPTER.claim(
+    "missing-bos-costs",
+    "Without BOS, the models trained with it end over three times as far above the best "
+    "predictor as on their own sequences, or as the models trained without BOS.",
+)
+def _(m):
+    ok = m["pos_excess"] > 3 * max(m["pos_excess_own"], m["pos_excess_plain"])
+    return ok, f"{m['pos_excess']:.3f} against {m['pos_excess_own']:.3f} and {m['pos_excess_plain']:.3f}"
+
+
+@CHAPTER.claim(
+    "every-head-passes",
+    "Zeroing any one head at ordinary queries moves the loss by less than the tolerance, for "
+    "every head of every rule, with BOS and without.",
+)
+def _(m):
+    return m["n_nothing"] == m["n_heads"], f"{m['n_nothing']} of {m['n_heads']}; largest {m['zero_max']:.2g}"
+
+
+@CHAPTER.claim(
+    "layer-spared",
+    "Zeroing the whole first layer at ordinary queries moves the loss by less than the tolerance in every model.",
+)
+def _(m):
+    return m["layer0_ord_abs"] <= WRITE_TOL, f"largest {m['layer0_ord_abs']:.2g}"
+
+
+@CHAPTER.claim(
+    "triggers-need-the-layer",
+    "At triggers, zeroing the first layer costs more than the tolerance in every model, and more "
+    "than zeroing any one head.",
+    profiles=BOTH,
+)
+def _(m):
+    ok = m["layer0_trig_min"] > WRITE_TOL and m["layer0_trig_min"] > m["single_trig_max"]
+    return ok, f"layer ≥ {m['layer0_trig_min']:.3f}; one head ≤ {m['single_trig_max']:.3f}"
+
+
+@CHAPTER.claim("copy-shared", "In most runs no single head costs a tenth of what the first layer costs at triggers.")
+def _(m):
+    return m["n_shared"] > m["n_single"] / 2, f"{m['n_shared']} of {m['n_single']} runs"
+
+
+@CHAPTER.claim(
+    "second-layer-idle",
+    "Zeroing the softmax models' second layer at every query costs less than the tolerance.",
+    profiles=BOTH,
+)
+def _(m):
+    return m["soft_l1_abs"] <= WRITE_TOL, f"largest {m['soft_l1_abs']:.2g}"
+
+
+@CHAPTER.claim(
+    "only-relu-second-layer", "Only the ReLU models' second layer costs more than the tolerance in some seed."
+)
+def _(m):
+    return m["busy"] == "relu", f"models: {m['busy']}"
+
+
+@CHAPTER.claim(
+    "idle-heads", "The softmax heads that stay on BOS at triggers cost nothing to zero at either kind of query."
+)
+def _(m):
+    return m["n_stay"] > 0 and m["idle_cost"] <= WRITE_TOL, f"{m['n_stay']} heads; largest {m['idle_cost']:.2g}"
+
+
+@CHAPTER.claim("tolerance-above-noise", "The tolerance is over 20 times the measurement's standard error.")
+def _(m):
+    return m["tol_over_noise"] > 20, f"{m['tol_over_noise']:.0f} times"
+
+
+@CHAPTER.claim("tolerance-over-noise", "The tolerance is over 3 times the measurement's standard error.", profiles=BOTH)
+def _(m):
+    return m["tol_over_noise"] > 3, f"{m['tol_over_noise']:.0f} times"
+
+
+@CHAPTER.claim(
+    "control-with-bos",
+    "With BOS, the positive control detects most of the heads that copy.",
+)
+def _(m):
+    return m["n_noticed"] > m["n_ctl_leave"] / 2, f"{m['n_noticed']} of {m['n_ctl_leave']}"
+
+
+@CHAPTER.claim("control-can-fail", "With BOS, the positive control detects some head that copies.", profiles=BOTH)
+def _(m):
+    return m["n_noticed"] > 0, f"{m['n_noticed']} of {m['n_ctl_leave']}"
+
+
+@CHAPTER.claim("control-without-bos", "Without BOS, the same control detects no head.")
+def _(m):
+    return m["nb_n_above"] == 0, f"{m['nb_n_above']} of {m['nb_n_heads']}; largest {m['nb_ctl_max']:.2g}"
+
+
+@CHAPTER.claim(
+    "parked-quiet",
+    "With BOS, every copying head writes at most a tenth of its trigger-time output at "
+    "ordinary queries, the ones the control detects included.",
+)
+def _(m):
+    ok = m["n_noticed"] > 0 and m["n_noticed_quiet"] == m["n_noticed"] and m["copy_ratio_max"] < 0.1
+    return ok, f"detected {m['noticed_ratio_min']:.3f} to {m['noticed_ratio_max']:.3f}; all ≤ {m['copy_ratio_max']:.3f}"
+
+
+@CHAPTER.claim(
+    "loud-and-quiet",
+    "Without BOS, the copying heads write over a quarter of their trigger-time output at ordinary "
+    "queries, and their copies are over twice as quiet as with BOS.",
+)
+def _(m):
+    ok = m["nb_copy_ratio_min"] > 0.25 and m["loud"] > 2
+    return ok, f"ratio ≥ {m['nb_copy_ratio_min']:.2f}; copies {m['loud']:.1f} times quieter"
+
+
+@CHAPTER.claim(
+    "matched-in-size",
+    "The first layer's control costs over ten times more with BOS than without; matched in size, "
+    "each model's cost falls in the other's range.",
+)
+def _(m):
+    apart = m["layer_bos_min"] > 10 * m["layer_nobos_max"]
+    up = m["scaled_max"] >= m["layer_bos_min"] and m["scaled_min"] <= m["layer_bos_max"]
+    down = m["shrunk_max"] >= m["layer_nobos_min"] and m["shrunk_min"] <= m["layer_nobos_max"]
+    return apart and up and down, (
+        f"with BOS {m['layer_bos_min']:.2f}–{m['layer_bos_max']:.2f}, without {m['layer_nobos_min']:.3f}–"
+        f"{m['layer_nobos_max']:.3f}; scaled {m['scaled_min']:.2f}–{m['scaled_max']:.2f}, "
+        f"{m['shrunk_min']:.3f}–{m['shrunk_max']:.3f}"
+    )
+
+
+# ---- the chapter's tables ----
+
+
+def table_learning(result):
+    """Table 7.1: per model, the loss above the best predictor's, overall and at ordinary
+    targets; the copy accuracy; Sink_1^eps for the rules whose rows sum to at most one."""
+    runs = runs_frame(result)
+    summary = runs.groupby("model", sort=False).agg(
+        **{
+            "loss above the best": ("excess", mean_range),
+            "at ordinary tokens": ("excess_other", mean_range),
+            "copy accuracy": ("copy_acc", mean_range),
+            "Sink₁^ε": ("sink", lambda v: mean_range(v, 2)),
+        }
+    )
+    unnormalised = [name for name in summary.index if name.split(" ")[0] in ("relu", "sigmoid")]
+    summary.loc[unnormalised, "Sink₁^ε"] = "–"
+    return table(
+        summary,
+        "Table 7.1. Loss above the least possible (nats per token) on 256 fresh sequences, "
+        "copy accuracy and Sink₁^ε. Mean over seeds (smallest–largest).",
+    )
+
+
+def table_layers(result):
+    """Table 7.2: per model and layer, the weight on token 0 and the row's whole weight at
+    ordinary and at trigger queries."""
+    columns = {
+        "first_ordinary": "on token 0, ordinary",
+        "first_trigger": "on token 0, triggers",
+        "row_ordinary": "row weight, ordinary",
+        "row_trigger": "row weight, triggers",
+    }
+    return table(
+        _seed_spans(heads_frame(result), ["model", "layer"], columns),
+        "Table 7.2. Per layer: weights at ordinary and trigger queries, the mean over heads, "
+        "then over seeds (smallest–largest seed).",
+    )
+
+
+def table_positional(p: pd.DataFrame):
+    """Table 7.3: the softmax models with BOS and without, fed sequences with and without it
+    (``p``: :func:`positional`)."""
+    p = p.assign(
+        model=np.where(p["trained with BOS"], "trained with BOS", "trained without BOS"),
+        fed=np.where(p["fed BOS"], "with BOS", "without BOS"),
+    )
+    summary = p.groupby(["model", "fed"], sort=False).agg(
+        **{"layer 0 on token 0": ("first", lambda v: mean_range(v, 2)), "loss above the best": ("excess", mean_range)}
+    )
+    return table(summary, "Table 7.3. Softmax models fed sequences with and without BOS. Mean over seeds (range).")
+
+
+def _seed_spans(frame: pd.DataFrame, by: list[str], columns: dict[str, str]) -> pd.DataFrame:
+    """:func:`attnsink.analysis.seed_means`, with '–' for a group that has no value."""
+    per_seed = frame.groupby([*by, "seed"], sort=False)[list(columns)].mean()
+
+    def span(v):
+        v = v.dropna()
+        return mean_range(v, 2) if len(v) else "–"
+
+    return per_seed.groupby(level=list(range(len(by))), sort=False).agg(
+        **{name: (col, span) for col, name in columns.items()}
+    )
+
+
+def table_writes(result):
+    """Table 7.4: per model and layer, what the heads write at ordinary queries."""
+    heads = heads_frame(result)
+    carrying = heads.assign(out_ratio=heads["out_ratio"].where(heads["row_trigger"] >= ROW_MIN))
+    columns = {"out_ratio": "output, ordinary / triggers", "first_value": "token 0 value / median"}
+    ablation = heads.groupby(["model", "layer"], sort=False).agg(
+        **{
+            "largest |change|, ordinary": ("ablate_zero", lambda v: v.abs().max()),
+            "largest change, triggers": ("ablate_trigger_zero", "max"),
+            "writes nothing": ("writes", lambda w: f"{(w == 'nothing').sum()} of {len(w)}"),
+        }
+    )
+    return table(
+        _seed_spans(carrying, ["model", "layer"], columns).join(ablation),
+        "Table 7.4. Per layer: output norm at ordinary over trigger queries, token 0's value "
+        "over the median position's, and one head zeroed (nats per token).",
+        precision=3,
+    )
+
+
+def table_joint(result):
+    """Table 7.5: every head of a layer zeroed at once."""
+    from ..prose import readable
+
+    runs = runs_frame(result)
+    joint = runs.assign(trig=runs["layer_zero_trigger"].str[0], ordinary=runs["layer_zero_ordinary"].str[0])
+    joint["later"] = runs["layer_zero_all"].str[1]
+    summary = joint.groupby("model", sort=False).agg(
+        **{
+            "layer 0 at triggers": ("trig", lambda v: mean_range(v, 2)),
+            "layer 0 at ordinary, largest |change|": ("ordinary", lambda v: readable(float(v.abs().max()))),
+            "layer 1 everywhere, largest |change|": ("later", lambda v: readable(float(v.abs().max()))),
+        }
+    )
+    return table(summary, "Table 7.5. A whole layer zeroed at once: change in loss, nats per token, over seeds.")

@@ -1,0 +1,330 @@
+"""Chapter 7's claims (attnsink.claims.ch07): each holds on good measures and fails when its
+number moves; the measures read a small made-up result (tiny untrained GPTs, training
+records written by hand) as they should; the chapter's tables draw from it."""
+
+from types import SimpleNamespace
+
+import numpy as np
+import pytest
+import torch
+
+from attnsink import lm
+from attnsink.claims import ch07
+from attnsink.profiles import BACKCOPY_NO_BOS, BACKCOPY_RULES, BACKCOPY_TASK, Settings
+
+GOOD = {  # the full runs' measures, rounded
+    "excess_min": 0.012,
+    "excess_max": 0.013,
+    "below_best": 0.01,
+    "copy_min": 0.992,
+    "gap_abs": 7.7e-4,
+    "n_worse": 18,
+    "n_pairs": 20,
+    "soft_first_min": 0.993,
+    "leave_every_seed": True,
+    "n_leave": 11,
+    "n_stay": 9,
+    "n_soft": 20,
+    "stay_trigger_min": 0.997,
+    "soft_value_min": 0.022,
+    "soft_value_max": 0.11,
+    "l1_first_mean": 0.076,
+    "even": 0.075,
+    "l1_entropy_min": 0.9998,
+    "l1_first_max": 0.076,
+    "relu_row_max": 0.0016,
+    "sigmoid_row_max": 0.0011,
+    "relu_trig_min": 0.29,
+    "sigmoid_trig_min": 0.30,
+    "softmax1_row_max": 3.7e-4,
+    "sink_logit_row_max": 0.0014,
+    "nobos_first_max": 0.20,
+    "nobos_entropy": 0.82,
+    "bos_entropy": 0.0013,
+    "nobos_soft_copy": 1.0,
+    "bos_soft_copy": 0.9998,
+    "nobos_soft_excess": 0.012,
+    "bos_soft_excess": 0.012,
+    "where_largest_max": 0.495,
+    "nb_rest_entropy_min": 0.93,
+    "course_flat": 350,
+    "course_settled": 4650,
+    "course_rise": 0.64,
+    "course_rise_seed": 2,
+    "course_rise_head": 2,
+    "course_rise_from": 0.36,
+    "course_rise_to": 0.999,
+    "off_peak": 0.89,
+    "off_left": 2950,
+    "steps": 5000,
+    "nobos_course_max": 0.255,
+    "pos_first": 0.82,
+    "pos_bos": 0.95,
+    "pos_excess": 0.094,
+    "pos_excess_own": 0.011,
+    "pos_excess_plain": 0.011,
+    "n_nothing": 400,
+    "n_heads": 400,
+    "zero_max": 0.0017,
+    "layer0_ord_abs": 6.6e-4,
+    "layer0_trig_min": 0.32,
+    "single_trig_max": 0.21,
+    "n_shared": 36,
+    "n_single": 50,
+    "soft_l1_abs": 1.1e-5,
+    "busy": "relu",
+    "idle_cost": 5.5e-5,
+    "tol_over_noise": 52,
+    "n_noticed": 9,
+    "n_ctl_leave": 11,
+    "nb_n_above": 0,
+    "nb_n_heads": 20,
+    "nb_ctl_max": 0.0032,
+    "n_noticed_quiet": 9,
+    "noticed_ratio_min": 0.032,
+    "noticed_ratio_max": 0.068,
+    "copy_ratio_max": 0.068,
+    "nb_copy_ratio_min": 0.30,
+    "loud": 2.7,
+    "layer_bos_min": 1.7,
+    "layer_bos_max": 2.5,
+    "layer_nobos_min": 0.0039,
+    "layer_nobos_max": 0.049,
+    "scaled_min": 0.53,
+    "scaled_max": 2.8,
+    "shrunk_min": 0.017,
+    "shrunk_max": 0.043,
+}
+BREAKS = {  # claim -> a change of the measures that makes it false
+    "learns-language": {"excess_max": 0.2},
+    "learns-closely": {"copy_min": 0.98},
+    "rule-barely-matters": {"gap_abs": 0.002},
+    "softmax-ahead-by-seed": {"n_worse": 10},
+    "softmax-parks": {"soft_first_min": 0.9},
+    "softmax-leans": {"soft_first_min": 0.1},
+    "two-kinds": {"stay_trigger_min": 0.5},
+    "some-leave": {"leave_every_seed": False},
+    "bos-value-small": {"soft_value_max": 0.2},
+    "second-layer-even": {"l1_entropy_min": 0.9},
+    "relu-sigmoid-off": {"sigmoid_row_max": 0.02},
+    "relu-sigmoid-switch": {"sigmoid_row_max": 0.06},
+    "second-layer-spreads": {"l1_entropy_min": 0.7},
+    "phantom-takes-row": {"softmax1_row_max": 0.3},
+    "no-bos-no-sink": {"nobos_first_max": 0.35},
+    "no-bos-learns": {"nobos_soft_copy": 0.95},
+    "no-bos-rows-spread": {"where_largest_max": 0.6},
+    "course-levelled": {"course_flat": 100},
+    "course-late-rise": {"course_rise": 0.2},
+    "off-rules-parked-first": {"off_left": 4000},
+    "no-bos-never-sinks": {"nobos_course_max": 0.4},
+    "sink-follows-position": {"pos_first": 0.5},
+    "missing-bos-costs": {"pos_excess": 0.02},
+    "every-head-passes": {"n_nothing": 399},
+    "layer-spared": {"layer0_ord_abs": 0.006},
+    "triggers-need-the-layer": {"single_trig_max": 0.4},
+    "copy-shared": {"n_shared": 20},
+    "second-layer-idle": {"soft_l1_abs": 0.01},
+    "only-relu-second-layer": {"busy": "relu, sigmoid"},
+    "idle-heads": {"idle_cost": 0.01},
+    "tolerance-above-noise": {"tol_over_noise": 10},
+    "tolerance-over-noise": {"tol_over_noise": 2},
+    "control-with-bos": {"n_noticed": 3},
+    "control-can-fail": {"n_noticed": 0},
+    "control-without-bos": {"nb_n_above": 1},
+    "parked-quiet": {"n_noticed_quiet": 8},
+    "loud-and-quiet": {"loud": 1.5},
+    "matched-in-size": {"scaled_max": 1.0},
+}
+MORE_BREAKS = [  # the other branches of the claims that check several numbers
+    ("learns-language", {"below_best": -0.02}),
+    ("learns-language", {"copy_min": 0.8}),
+    ("learns-closely", {"excess_max": 0.03}),
+    ("two-kinds", {"n_stay": 0}),
+    ("two-kinds", {"leave_every_seed": False}),
+    ("second-layer-even", {"l1_first_mean": 0.1}),
+    ("relu-sigmoid-off", {"relu_trig_min": 0.15}),
+    ("relu-sigmoid-switch", {"relu_trig_min": 0.05}),
+    ("second-layer-spreads", {"l1_first_max": 0.4}),
+    ("phantom-takes-row", {"sink_logit_row_max": 0.02}),
+    ("no-bos-no-sink", {"nobos_entropy": 0.4}),
+    ("no-bos-no-sink", {"bos_entropy": 0.6}),
+    ("no-bos-learns", {"nobos_soft_excess": 0.05}),
+    ("no-bos-rows-spread", {"nb_rest_entropy_min": 0.8}),
+    ("off-rules-parked-first", {"off_peak": 0.3}),
+    ("missing-bos-costs", {"pos_excess_plain": 0.05}),
+    ("triggers-need-the-layer", {"layer0_trig_min": 0.004, "single_trig_max": 0.001}),
+    ("idle-heads", {"n_stay": 0}),
+    ("parked-quiet", {"n_noticed": 0, "n_noticed_quiet": 0}),
+    ("parked-quiet", {"copy_ratio_max": 0.2}),
+    ("loud-and-quiet", {"nb_copy_ratio_min": 0.1}),
+    ("matched-in-size", {"layer_nobos_max": 0.5}),
+    ("matched-in-size", {"shrunk_max": 0.001, "shrunk_min": 0.0005}),
+]
+
+
+def test_every_chapter_7_claim_holds_on_good_measures_and_fails_when_its_number_moves():
+    ids = [c.id for c in ch07.CHAPTER.claims]
+    assert sorted(ids) == sorted(BREAKS), "every claim has a test that breaks it"
+    for c in ch07.CHAPTER.claims:
+        holds, shown = c.run(GOOD)
+        assert holds and shown, c.id
+        assert not c.run({**GOOD, **BREAKS[c.id]})[0], c.id
+    by_id = {c.id: c for c in ch07.CHAPTER.claims}
+    for claim_id, change in MORE_BREAKS:
+        assert not by_id[claim_id].run({**GOOD, **change})[0], (claim_id, change)
+
+
+def test_the_claims_declared_for_quick_are_the_loose_ones():
+    quick = {c.id for c in ch07.CHAPTER.claims if "quick" in c.profiles}
+    assert quick == {
+        "learns-language",
+        "softmax-leans",
+        "some-leave",
+        "second-layer-spreads",
+        "relu-sigmoid-switch",
+        "no-bos-no-sink",
+        "no-bos-learns",
+        "triggers-need-the-layer",
+        "second-layer-idle",
+        "tolerance-over-noise",
+        "control-can-fail",
+    }
+
+
+# ---- the measures, on a made-up result ----
+
+STEPS = 500
+RECORDED = np.arange(50, STEPS + 1, 50)  # the steps the trainer records: 50, 100, ..., 500
+
+
+def tiny(attention: str, bos: bool, seed: int) -> lm.GPT:
+    """An untrained GPT of the chapter's language, small enough to measure in a blink."""
+    task = language()
+    return lm.GPT(
+        task.vocab_size, seq_len=task.seq_len, d_model=8, n_layers=2, n_heads=2, attention=attention, seed=seed
+    )
+
+
+def language(bos: bool = True) -> lm.BigramBackcopy:
+    return lm.BigramBackcopy(**BACKCOPY_TASK, bos=bos)
+
+
+def course(model: str, heads: list) -> dict:
+    """A training record of the first layer: ``heads`` gives each head's weight on token 0 at
+    every recorded step (the second layer stays at 0.08)."""
+    w = np.full((len(RECORDED), 2, len(heads)), 0.08)
+    w[:, 0] = np.stack([np.asarray(h, dtype=float) for h in heads], axis=1)
+    return {"model": model, "seed": 0, "step": RECORDED.tolist(), "first_mean": w}
+
+
+def fake_courses() -> list[dict]:
+    rising = np.clip(0.1 + RECORDED / 250, 0, 0.9)  # 0.3, 0.5, ... up to 0.9 from step 200 on
+    late = np.where(RECORDED <= 250, 0.2, np.clip(0.2 + (RECORDED - 250) / 150 * 0.8, 0, 1))  # 1 from step 400
+    return [
+        course("softmax", [rising, late]),
+        course("softmax1", [np.where(RECORDED <= 200, 0.5, 0.0), np.zeros(len(RECORDED))]),
+        course("sink_logit", [np.where(RECORDED == 100, 0.7, 0.0), np.zeros(len(RECORDED))]),
+        course("softmax (no BOS)", [np.full(len(RECORDED), 0.1), np.where(RECORDED == 300, 0.2, 0.1)]),
+    ]
+
+
+@pytest.fixture(scope="module", autouse=True)
+def one_thread():
+    """Tiny models gain nothing from threads, and on a busy machine threads wait for each other."""
+    threads = torch.get_num_threads()
+    torch.set_num_threads(1)
+    yield
+    torch.set_num_threads(threads)
+
+
+@pytest.fixture(scope="module")
+def fake():
+    """backcopy's result, made up: every rule with BOS and without, one seed, tiny untrained models
+    measured by the library as the experiment measures its models."""
+    models = [(rule, True) for rule in BACKCOPY_RULES] + [(rule, False) for rule in BACKCOPY_NO_BOS]
+    results, runs = {}, []
+    for rule, bos in models:
+        model = tiny(rule, bos, seed=len(runs))
+        results[rule, bos] = [model]
+        record = {"attention": rule, "bos": bos, "seed": 0, "val_loss": 3.4, "sink": 0.0}
+        runs.append({**record, **lm.backcopy_metrics(model, language(bos), n=32)})
+    settings = Settings(seeds=1, steps=STEPS, lr=3e-3, batch_size=32, stop_linf=None)
+    return SimpleNamespace(experiment="backcopy", profile="quick", settings=settings, runs=runs, results=results)
+
+
+@pytest.fixture(scope="module")
+def measured(fake):
+    with pytest.MonkeyPatch.context() as patch:
+        patch.setattr(ch07, "N_FRESH", 32)  # fewer fresh sequences: the same code, in a blink
+        return ch07.measures(fake, fake_courses())
+
+
+def test_chapter_7_measures_read_the_runs(fake, measured):
+    m = measured
+    assert (m["n_seeds"], m["steps"], m["vocab"], m["seq_len"], m["alpha"], m["eps"]) == (
+        1,
+        STEPS,
+        32,
+        48,
+        "0.3",
+        "0.3",
+    )
+    # 10 models of 2 layers of 2 heads; the first-layer softmax heads with BOS are 2
+    assert m["n_heads"] == 40 and m["n_soft"] == 2 and m["n_leave"] + m["n_stay"] == 2
+    soft = [r for r in fake.runs if r["attention"] == "softmax" and r["bos"]][0]
+    assert m["soft_first_min"] == pytest.approx(min(soft["first_ordinary"][0]))
+    assert m["best_loss"] == pytest.approx(soft["best_loss"])
+    assert m["n_pairs"] == len(BACKCOPY_RULES) - 1  # one seed: one pair per other rule
+    assert m["even"] == pytest.approx(np.mean([1 / (i + 1) for i in range(1, 47)]))
+    # the positional test: the softmax models, fed both languages
+    p = m["_positional"]
+    assert len(p) == 3 and set(zip(p["trained with BOS"], p["fed BOS"])) == {
+        (True, True),
+        (True, False),
+        (False, False),
+    }
+    assert m["pos_first"] == pytest.approx(float(p.loc[p["trained with BOS"] & ~p["fed BOS"], "first"].iloc[0]))
+    assert 0 < m["noise_max"] and m["chi_factor"] == pytest.approx(3.73, abs=0.01)  # sqrt(3 / 0.2158)
+    assert m["n_ctl_leave"] + len(m["_control"][m["_control"]["first_trigger"] >= ch07.LEAVE]) == 2
+
+
+def test_chapter_7_course_measures_follow_the_records(fake, measured):
+    m = measured
+    # the second softmax head climbs from 0.2 (step 250) to 1 (step 400): it settles at 400
+    assert m["course_settled"] == 400 and m["course_flat"] == 100
+    assert (m["course_rise_seed"], m["course_rise_head"]) == (0, 1)
+    assert m["course_rise"] == pytest.approx(0.8) and m["course_rise_from"] == pytest.approx(0.2)
+    # softmax1 parks at 0.5 until step 200, sink_logit at 0.7 at step 100: the later one counts
+    assert m["off_peak"] == pytest.approx(0.7) and m["off_left"] == 200
+    assert m["nobos_course_max"] == pytest.approx(0.2)
+    holds = {c.id: c.run(m)[0] for c in ch07.CHAPTER.claims}  # every claim computes on them
+    assert holds["course-late-rise"] and not holds["course-levelled"]
+    assert holds["off-rules-parked-first"] and holds["no-bos-never-sinks"]
+
+
+def test_chapter_7_tables_draw_from_the_result(fake):
+    learning = ch07.table_learning(fake)
+    assert learning.caption.startswith("Table 7.1.") and len(learning.data) == 10
+    assert learning.data.loc["relu", "Sink₁^ε"] == "–" and learning.data.loc["softmax", "Sink₁^ε"] != "–"
+    for drawn, number in (
+        (ch07.table_layers(fake), "7.2"),
+        (ch07.table_positional(ch07.positional(fake, n=16)), "7.3"),
+        (ch07.table_writes(fake), "7.4"),
+        (ch07.table_joint(fake), "7.5"),
+    ):
+        assert drawn.caption.startswith(f"Table {number}.") and len(drawn.data)
+
+
+def test_the_course_figure_draws_one_line_per_head_and_seed():
+    import matplotlib.pyplot as plt
+
+    from attnsink import plots
+
+    fig = plots.first_layer_course(fake_courses())
+    assert [ax.get_title() for ax in fig.axes] == ["softmax", "softmax1", "sink_logit", "softmax (no BOS)"]
+    for ax in fig.axes:
+        drawn = [line for line in ax.get_lines() if len(line.get_xdata()) == len(RECORDED)]
+        assert len(drawn) == 2  # two first-layer heads, one seed
+    top = max(float(np.max(line.get_ydata())) for line in fig.axes[1].get_lines() if len(line.get_xdata()))
+    assert top == pytest.approx(0.5)  # softmax1's first head parks at 0.5, then leaves
+    plt.close(fig)
