@@ -1,8 +1,648 @@
-"""Chapter 4's claims. See :mod:`attnsink.claims`."""
+"""Chapter 4's claims: with several heads a softmax model can cancel instead of sinking, at a
+price (the exact layers of :func:`attnsink.construct.cancelling_layer` and the floor
+:func:`attnsink.theory.cancellation_weight_floor`); head by head, a head that does not move
+must sink; trained multi-layer models (:func:`attnsink.experiments.multi_layer`) sink.
+
+The first part holds what the chapter computes beyond the library's analyses (the exact layer
+run on sequences, the floor with its bound of 2, certified bounds on the least weight, the
+paths on a budget); the second the measures and the claims."""
 
 from __future__ import annotations
 
+import math
+from fractions import Fraction
+
+import numpy as np
+import pandas as pd
+import torch
+
+from ..analysis import cancelling_frontier, model_name, value_weight
+from ..construct import (
+    cancelling_heads,
+    cancelling_layer,
+    cancelling_layer_float,
+    cancelling_layer_rows,
+    extremal_logits,
+)
+from ..metrics import evaluate
+from ..profiles import MULTI_LAYER, N_TEST
+from ..prose import readable
+from ..theory import cancellation_weight_floor, fewest_cancelling_heads
 from .base import Chapter
 
 CHAPTER = Chapter("ch4")
 BOTH = ("quick", "full")
+CAPS = (0.5, 0.75, 0.9)
+"""The caps on a head's weight on BOS whose price on a budget the chapter computes."""
+
+# ---- what the chapter computes ----
+
+
+def chebyshev_logits(seq_len: int, theta: float) -> list[Fraction]:
+    """The ``seq_len - 1`` heads' factors ``c_h = e^(b_h)`` at the Chebyshev nodes of
+    ``(0, C]``, ``C = 2 theta / (1 - theta)``, as rationals (so that the exact layer stays exact)."""
+    cap, n = 2 * theta / (1 - theta), seq_len - 1
+    nodes = [cap / 2 * (1 + math.cos(math.pi * (2 * k + 1) / (2 * n))) for k in range(n)]
+    return [Fraction(v).limit_denominator(10**6) for v in nodes]
+
+
+def price_floor(seq_len: int, theta: float) -> float:
+    """The proved floor of the theorem "The price of cancelling": ``max(F_L(theta), 2)``."""
+    return max(cancellation_weight_floor(seq_len, theta), 2.0)
+
+
+def run_exact_layer(c, alpha, *, d: int = 16, seed: int = 0) -> pd.DataFrame:
+    """The exact layer (logits ``c``, value weights ``alpha``) on one sequence per trigger
+    position, its noise on a grid of 1/1000: per trigger ``j``, the largest absolute error in
+    exact arithmetic, the largest weight a head puts on BOS at a row ``i >= 1``, and the
+    largest absolute error of the same layer run in float64."""
+    L = len(c) + 1
+    rng = np.random.default_rng(seed)
+    rows = []
+    for j in range(2, L):
+        x = [[Fraction(0)] * d for _ in range(L)]
+        x[0][0] = Fraction(1)  # BOS
+        for i in range(1, L):
+            x[i][1 if i == j else d - 1] = Fraction(1)  # the trigger channel, or the bias
+            for k in range(2, d - 1):
+                x[i][k] = Fraction(int(rng.integers(-999, 1000)), 1000)
+        update, bos = cancelling_layer_rows(x, j, c, alpha)
+        # what the trigger row must add: the mean of tokens 1..j; every other row, nothing
+        target = [sum(t[k] for t in x[1 : j + 1]) / j for k in range(d)]
+        error = max(abs(u - (target[k] if i == j else 0)) for i, row in enumerate(update) for k, u in enumerate(row))
+        in_float = cancelling_layer_float(x, j, c, alpha)
+        exact = np.array([[float(u) for u in row] for row in update])
+        rows.append(
+            {
+                "trigger j": j,
+                "largest |error|": float(error),
+                "largest BOS weight, rows i ≥ 1": float(max(w for head in bos for w in head[1:])),
+                "largest |error| in float64": float(np.abs(in_float - exact).max()),
+            }
+        )
+    return pd.DataFrame(rows)
+
+
+def floor_table(seq_len: int, thetas) -> pd.DataFrame:
+    """Per cap ``theta``: ``F_L(theta)``, the proved floor ``max(F_L(theta), 2)`` and the fewest
+    heads an exact layer of the family can have."""
+    return pd.DataFrame(
+        [
+            {
+                "cap θ": th,
+                "F_L(θ)": cancellation_weight_floor(seq_len, th),
+                "proved floor max(F_L, 2)": price_floor(seq_len, th),
+                "fewest heads": fewest_cancelling_heads(seq_len, th),
+            }
+            for th in thetas
+        ]
+    )
+
+
+def _test_rows(c: np.ndarray, seq_len: int) -> np.ndarray:
+    """(seq_len - 1, points): the functions ``1`` and ``1/(c + j)``, ``j = 2 .. seq_len - 1``."""
+    return np.vstack([np.ones_like(c)] + [1 / (c + j) for j in range(2, seq_len)])
+
+
+def least_weight_bounds(seq_len: int, theta: float, *, iters: int = 2000) -> dict:
+    """Bounds on the least total value weight of an exact layer of the family under the cap
+    ``theta``. The lower bound is a certificate: any ``y`` gives the test function
+    ``g(c) = y_0 + sum_j y_j / (c + j)`` and ``sum_h |alpha_h| >= (sum_j y_j / j) / max |g|``
+    over ``[0, C]`` (the theorem's pairing, with ``g`` free). ``y`` comes from Lawson's
+    reweighted least squares; ``max |g|`` is bounded above rigorously (the largest value on a
+    grid of spacing ``delta`` plus ``delta^2 max|g''| / 8``). The upper bound is an exact layer
+    (:func:`attnsink.construct.cancelling_layer`) whose logits sit where ``|g|`` peaks."""
+    L, cap = seq_len, 2 * theta / (1 - theta)
+    grid = np.unique(np.concatenate([np.geomspace(1e-9, cap, 4000), np.linspace(0, cap, 4000)]))
+    A, b = _test_rows(grid, L), np.array([0.0] + [1 / j for j in range(2, L)])
+    w = np.full(len(grid), 1 / len(grid))
+    for _ in range(iters):  # Lawson: minimise max |g| on the grid subject to b . y = 1
+        z = np.linalg.solve((A * w) @ A.T, b)
+        y = z / (b @ z)
+        w = w * np.abs(A.T @ y)
+        w /= w.sum()
+    fine = np.linspace(0, cap, 10**6 + 1)
+    g = _test_rows(fine, L).T @ y
+    curvature = sum(2 * abs(y[k]) / j**3 for k, j in enumerate(range(2, L), start=1))  # >= |g''| on c >= 0
+    top = np.abs(g).max() + curvature * (cap / 10**6) ** 2 / 8 + 1e-12 * np.abs(y).sum()
+    a = np.abs(g)
+    peaks = np.flatnonzero(np.r_[True, a[1:-1] >= np.maximum(a[:-2], a[2:]), True])
+    best = sorted(fine[peaks[np.argsort(-a[peaks])][: L - 1]])
+    logits = [max(Fraction(v).limit_denominator(10**9), Fraction(1, 10**9)) for v in best]
+    alpha = cancelling_layer(L, logits)
+    return {"lower": float(b @ y / top), "upper": float(sum(abs(v) for v in alpha)), "alpha": alpha}
+
+
+def price_gaps(lengths=(4, 6), thetas=(0.5, 0.75, 0.9, 0.99)) -> pd.DataFrame:
+    """Per length and cap: ``F_L(theta)``, the proved floor, and the bounds of
+    :func:`least_weight_bounds` on the least weight, with the lower bound over ``F_L``."""
+    rows = []
+    for L in lengths:
+        for th in thetas:
+            bounds = least_weight_bounds(L, th)
+            f = cancellation_weight_floor(L, th)
+            rows.append(
+                {
+                    "L": L,
+                    "cap θ": th,
+                    "F_L(θ)": f,
+                    "proved floor": max(f, 2.0),
+                    "least weight ≥": bounds["lower"],
+                    "an exact layer's weight": bounds["upper"],
+                    "least ÷ F_L ≥": bounds["lower"] / f,
+                    "_positive": float(sum(v for v in bounds["alpha"] if v > 0)),
+                }
+            )
+    return pd.DataFrame(rows)
+
+
+def price_paths(task, thetas=CAPS) -> pd.DataFrame:
+    """One path of (weight, error) per cap: the ``L - 1`` heads of the exact layer, logits at
+    :func:`chebyshev_logits`, value weights from ridge fits (:func:`attnsink.analysis.cancelling_frontier`)."""
+    paths = []
+    for th in thetas:
+        c = chebyshev_logits(task.seq_len, th)
+        path = cancelling_frontier(task, c, [10.0**-k for k in range(0, 21)], n=N_TEST)
+        paths.append(path.assign(path=f"cap {th:g} at every row i ≥ 1", theta=th))
+    return pd.concat(paths, ignore_index=True)
+
+
+def budget_models(deep, task) -> pd.DataFrame:
+    """The models beside the paths: every trained model of ``deep`` (its relative error at the
+    trigger as recorded) and the two cancelling heads at margins 5, 10 and 15, each with its
+    total value weight."""
+    rows = []
+    for run in deep.runs:
+        key = (run["attention"], run["n_layers"], run["n_heads"])
+        (model,) = [r.model for r in deep.results[key] if r.seed == run["seed"]]
+        label = f"trained {run['attention']} {model_name(run['n_layers'], run['n_heads'])}"
+        rows.append({"model": label, "value weight": value_weight(model), "rel_err_trigger": run["rel_err_trigger"]})
+    for margin in (5.0, 10.0, 15.0):
+        m = cancelling_heads(task, margin)
+        err = evaluate(m, task, n=N_TEST).summary()["rel_err_trigger"]
+        rows.append(
+            {"model": "prop-cancel (margins 5, 10, 15)", "value weight": value_weight(m), "rel_err_trigger": err}
+        )
+    return pd.DataFrame(rows)
+
+
+def weight_for(path: pd.DataFrame, err: float) -> float:
+    """The weight at which a path reaches the error ``err`` (log-log interpolation between
+    its points); NaN where it does not reach it."""
+    p = path.sort_values("weight")
+    if p["rel_err_trigger"].min() > err:
+        return math.nan
+    return float(10 ** np.interp(np.log10(err), np.log10(p["rel_err_trigger"][::-1]), np.log10(p["weight"][::-1])))
+
+
+def cap_rows(deep, task) -> pd.DataFrame:
+    """Per softmax 2 x 2 model: the largest weight any head puts on BOS at a trigger row and at
+    a non-trigger row ``i >= 1``, over the test sequences (a cap binds row by row)."""
+    rows = []
+    for r in deep.results.get(("softmax", 2, 2), []):
+        ev = evaluate(r.model, task, n=N_TEST)
+        bos = torch.stack([a[..., 0] for a in ev.attn], dim=1)  # (sequences, layers, heads, rows)
+        rows.append(
+            {
+                "seed": r.seed,
+                **{
+                    kind: bos.masked_fill(~rows_[:, None, None, :], 0.0).amax().item()
+                    for kind, rows_ in (("trigger", ev.batch.is_trigger), ("non-trigger", ev.batch.is_nontrigger))
+                },
+            }
+        )
+    return pd.DataFrame(rows)
+
+
+# ---- the measures ----
+
+
+def _at_least(x: float, digits: int = 2) -> float:
+    """``x`` rounded down to ``digits`` significant figures: a lower bound stays one when the
+    text rounds it (0.8287 -> 0.82, not 0.83)."""
+    if x <= 0 or not math.isfinite(x):
+        return x
+    scale = 10 ** (digits - 1 - math.floor(math.log10(x)))
+    return math.floor(x * scale) / scale
+
+
+def _construction(cancel, exact, alpha, floors, gaps) -> dict:
+    """The cancelling constructions and the price of cancelling (sections 2 and 3)."""
+    F = cancellation_weight_floor
+    weights = float(sum(abs(a) for a in alpha))
+    found = [float(sum(abs(a) for a in cancelling_layer(n, extremal_logits(n, 0.5)))) / F(n, 0.5) for n in range(4, 11)]
+    three = [float(sum(abs(a) for a in cancelling_layer(3, [Fraction(1, 10**k), Fraction(2)]))) for k in range(2, 9)]
+    heavy = math.factorial(15) ** (1 / 14)
+    gap = gaps.set_index(["L", "cap θ"])
+    below_two = [th for th in np.linspace(0.5, 0.999, 500) if F(4, th) < 2]
+    near = 1 - 1e-9  # theta -> 1: 0 for even L, 2 (L-1)! / (L-1)^(L-2) for odd L
+    return {
+        "cancel_err": float(cancel["largest |error|"].iloc[-1]),
+        "_cancel_falls": bool((cancel["largest |error|"].diff().dropna() < 0).all()),
+        "_cancel_nontrig_bos": float(cancel["largest BOS weight, non-trigger rows"].max()),
+        "_cancel_uniform_gap": float(cancel["largest gap to 1/(i+1), non-trigger rows"].max()),
+        "_cancel_trig_bos": float(cancel["head 2's BOS weight at the trigger (min)"].iloc[-1]),
+        "exact_heads": len(alpha),
+        "exact_weights": weights,
+        "exact_largest": float(max(abs(a) for a in alpha)),
+        "_exact_error": float(exact["largest |error|"].max()),
+        "_exact_bos": float(exact["largest BOS weight, rows i ≥ 1"].max()),
+        "_exact_triggers": len(exact),
+        "exact_float64_error": float(exact["largest |error| in float64"].max()),
+        "exact_over_floor": weights / F(16, 0.5),
+        "floor_half": F(16, 0.5),
+        "floor_09": F(16, 0.9),
+        "floor_099": F(16, 0.99),
+        "_floors": floors,
+        "heavy_head": _at_least(heavy / (heavy + 2)),
+        "_heavy": heavy / (heavy + 2),
+        "floor_three": int(round(F(3, 0.5))),
+        "_three": three,
+        "floor_found_lo": min(found),
+        "floor_found_hi": max(found),
+        "_found": found,
+        "_gaps": gaps,
+        **{f"gap6_{k}": float(gap.loc[(6, th), "least ÷ F_L ≥"]) for k, th in _GAP_KEYS.items() if th < 0.99},
+        "gap6_099": _at_least(gap.loc[(6, 0.99), "least ÷ F_L ≥"]),
+        "gap4_099": _at_least(gap.loc[(4, 0.99), "least ÷ F_L ≥"]),
+        "least4_099": readable(float(gap.loc[(4, 0.99), "least weight ≥"]), 3),
+        "least6_099": _at_least(gap.loc[(6, 0.99), "least weight ≥"]),
+        "theta_two_4": min(below_two),
+        "_ratios_grow": all(F(n + 1, 0.5) / F(n, 0.5) > F(n, 0.5) / F(n - 1, 0.5) for n in range(4, 20)),
+        "_growth_bound": all(
+            F(n, th) >= math.factorial(n - 1) * ((1 - th) / th) ** (n - 2) - 1 for n in range(3, 20) for th in CAPS
+        ),
+        "_limits": all(
+            abs(F(n, near) - (n % 2) * 2 * math.factorial(n - 1) / (n - 1) ** (n - 2)) < 1e-6 for n in range(3, 20)
+        ),
+        "_three_formula": all(abs(F(3, th) - 2 / th) < 1e-12 for th in (0.5, 0.75, 0.9)),
+    }
+
+
+_GAP_KEYS = {"half": 0.5, "34": 0.75, "09": 0.9, "099": 0.99}
+
+
+def _heads(checks, cancel_terms, terms, per_head, summary, heads) -> dict:
+    """Each head on its own, and the trained models (sections 4 and 5)."""
+    small = per_head[per_head["model"] == model_name(2, 2)]
+    big = summary[summary["model"] == model_name(4, 4)]
+    two = summary[summary["model"] == model_name(2, 2)]
+    diffuse = big[big["diffuse"] > 0]
+    soft2 = heads[(heads.attention == "softmax") & (heads.n_layers == 2)]
+    kinds = small["kind"].value_counts()
+    return {
+        "random_pairs": int(checks["(sequence, row, head) triples"].sum()),
+        "_random_violations": int(checks["violations"].sum()),
+        "random_slack": float(checks["largest slack"].max()),
+        "cancel_move": _at_least(cancel_terms["moved"].min()),
+        "_cancel_violations": int(cancel_terms["violated"].sum()),
+        "cancel_layer_move": float(cancel_terms["layer_moved"].max()),
+        "trained_pairs": len(terms),
+        "_trained_violations": int(terms["violated"].sum()),
+        "small_heads": len(small),
+        "n_seeds": int(small["seed"].nunique()),
+        "small_sinks": int(kinds.get("sink", 0)),
+        "small_dormant": int(kinds.get("dormant", 0)),
+        "_small_other": int(len(small) - kinds.get("sink", 0) - kinds.get("dormant", 0)),
+        "small_max_move": float(small["move"].max()),
+        "small_max_layer_move": float(small["layer_move"].max()),
+        "small_min_out": _at_least(small["output"].min()),
+        "_small_min_out": float(small["output"].min()),
+        "small_update": float(two["mean |update|, non-trigger rows"].max()),
+        "big_seeds": len(big),
+        "big_diffuse_seeds": len(diffuse),
+        "big_least_D": _at_least(diffuse["smallest mean D, diffuse"].min()) if len(diffuse) else math.nan,
+        "big_diffuse_move": _at_least(diffuse["mean move, diffuse"].min()) if len(diffuse) else math.nan,
+        "big_layer_move_lo": float(big["largest layer move"].min()),
+        "big_layer_move_hi": float(big["largest layer move"].max()),
+        "big_update": float(big["mean |update|, non-trigger rows"].max()),
+        "_least_largest_bos": float(summary["largest BOS mass"].min()),
+        "_sink_every_layer": bool((soft2.groupby(["seed", "layer"]).bos_mass_nontrigger.max() > 0.5).all()),
+        "quick_lr": f"{MULTI_LAYER['quick'].lr:g}",
+        "quick_steps": MULTI_LAYER["quick"].steps,
+        "_full_recipe": (MULTI_LAYER["full"].lr, MULTI_LAYER["full"].steps),
+    }
+
+
+def _budget(front, models, rows, heads) -> dict:
+    """The price of the cap on a budget (section 6)."""
+    soft2 = models[models["model"] == f"trained softmax {model_name(2, 2)}"]
+    relu = models[models["model"].str.startswith("trained relu")]
+    two = models[models["model"].str.startswith("prop-cancel")]
+    e_soft = float(soft2["rel_err_trigger"].max())
+    costs = {th: weight_for(p, e_soft) for th, p in front.groupby("theta")}
+    soft_heads = heads[(heads.attention == "softmax") & (heads.n_layers == 2)]
+    relu_heads = heads[heads.attention == "relu"]
+    return {
+        "price_soft_err": e_soft,
+        "price_soft_weight": float(soft2["value weight"].max()),
+        "price_soft_weight_lo": float(soft2["value weight"].min()),
+        "price_soft_nontrigger_row": _at_least(rows["non-trigger"].min(), 3),
+        "price_soft_trigger_row": float(rows["trigger"].max()),
+        "price_soft_trigger_seeds": int((rows["trigger"] > 0.5).sum()),
+        "price_soft_seeds": len(rows),
+        "price_soft_trigger_bos": float(soft_heads.trigger_bos_weight.max()),
+        "cost_half": costs.get(0.5, math.nan),
+        "cost_34": costs.get(0.75, math.nan),
+        "cost_09": costs.get(0.9, math.nan),
+        "_paths_fall": bool(
+            all(
+                (p.sort_values("weight")["rel_err_trigger"].diff().dropna() < 0).all()
+                for _, p in front.groupby("theta")
+            )
+        ),
+        "price_two_err": float(two["rel_err_trigger"].min()),
+        "_two_weight": float(two["value weight"].max()),
+        "price_relu_off": float(relu_heads.attn_mass_nontrigger.max()),
+        "price_relu_err": float(relu["rel_err_trigger"].max()),
+        "price_relu_lo": float(relu["value weight"].min()),
+        "price_relu_hi": float(relu["value weight"].max()),
+    }
+
+
+@CHAPTER.measures
+def measures(
+    deep, *, cancel, exact, alpha, floors, gaps, checks, cancel_terms, terms, per_head, summary, front, models
+) -> dict:
+    """The numbers chapter 4 quotes: from the cancelling heads' table (``cancel``), the exact
+    layer (``exact``, its weights ``alpha``), the floors (``floors``, ``gaps``), the anchor
+    inequality's checks (``checks`` on random models, ``cancel_terms`` on the cancelling heads,
+    ``terms`` and ``per_head`` on the trained ones, ``summary`` per model), the paths on a
+    budget (``front``) and the models beside them (``models``), and ``deep`` itself
+    (:func:`~attnsink.experiments.multi_layer`)."""
+    heads = deep.heads()
+    return {
+        **_construction(cancel, exact, alpha, floors, gaps),
+        **_heads(checks, cancel_terms, terms, per_head, summary, heads),
+        **_budget(front, models, cap_rows(deep, deep.task), heads),
+    }
+
+
+# ---- the claims: the constructions, computed (they hold under both profiles) ----
+
+
+@CHAPTER.claim(
+    "cancel-error-falls",
+    "The two cancelling heads' largest error falls with the margin, below 10⁻⁶ at 20.",
+    profiles=BOTH,
+)
+def _(m):
+    return m["_cancel_falls"] and m["cancel_err"] < 1e-6, f"falls: {m['_cancel_falls']}; at 20: {m['cancel_err']:.2g}"
+
+
+@CHAPTER.claim(
+    "cancel-no-sink",
+    "At every non-trigger row both heads put 1/(i+1) on every key, so at most 1/2 on BOS.",
+    profiles=BOTH,
+)
+def _(m):
+    gap, top = m["_cancel_uniform_gap"], m["_cancel_nontrig_bos"]
+    return gap < 1e-6 and top <= 0.5 + 1e-6, f"gap to 1/(i+1) {gap:.2g}; BOS at most {top:.4f}"
+
+
+@CHAPTER.claim(
+    "cancel-sinks-at-trigger", "At margin 20, head 2 puts within 10⁻⁶ of 1 on BOS at every trigger row.", profiles=BOTH
+)
+def _(m):
+    return m["_cancel_trig_bos"] >= 1 - 1e-6, f"least {m['_cancel_trig_bos']:.7f}"
+
+
+@CHAPTER.claim(
+    "exact-is-exact",
+    "The exact layer's error is 0 at every row of every sequence; no head puts more than 1/2 on BOS at a row i ≥ 1.",
+    profiles=BOTH,
+)
+def _(m):
+    ok = m["_exact_error"] == 0 and m["_exact_bos"] <= 0.5 and m["_exact_triggers"] == 14
+    return ok, f"largest error {m['_exact_error']:g}; BOS at most {m['_exact_bos']:g}; {m['_exact_triggers']} triggers"
+
+
+@CHAPTER.claim(
+    "exact-fails-in-float64", "In float64 the same layer errs by more than 1, against targets at most 1.", profiles=BOTH
+)
+def _(m):
+    return m["exact_float64_error"] > 1, f"largest error {m['exact_float64_error']:.3g}"
+
+
+@CHAPTER.claim("exact-pays-the-floor", "The exact layer's weight is above the floor, a few times it.", profiles=BOTH)
+def _(m):
+    r = m["exact_over_floor"]
+    return 1 <= r < 10, f"weight / F_16(1/2) = {r:.3g}"
+
+
+@CHAPTER.claim(
+    "floor-table",
+    "Table 4.3: the floor falls as the cap rises; F_16(0.99) is below 2, so the floor there is 2.",
+    profiles=BOTH,
+)
+def _(m):
+    f = m["_floors"]
+    falls = bool(f["F_L(θ)"].is_monotonic_decreasing)
+    two = bool((f["proved floor max(F_L, 2)"] >= 2).all()) and m["floor_099"] < 2
+    return falls and two, f"falls: {falls}; F_16(0.99) = {m['floor_099']:.2g}"
+
+
+@CHAPTER.claim(
+    "fewest-heads",
+    "At L = 16 a layer of L - 2 heads needs a head above 0.78 on BOS; below that cap it needs 15.",
+    profiles=BOTH,
+)
+def _(m):
+    f = m["_floors"]
+    low = f[f["cap θ"] <= m["heavy_head"]]["fewest heads"]
+    high = f[f["cap θ"] > m["_heavy"]]["fewest heads"]
+    ok = m["heavy_head"] <= m["_heavy"] and (low == 15).all() and (high == 14).all() and len(low) and len(high)
+    return bool(ok), f"threshold {m['_heavy']:.4f}; heads {list(f['fewest heads'])}"
+
+
+@CHAPTER.claim(
+    "floor-superexponential",
+    "F_L(θ) grows faster than exponentially in L and is at least (L-1)! ((1-θ)/θ)^(L-2) - 1.",
+    profiles=BOTH,
+)
+def _(m):
+    return m["_ratios_grow"] and m["_growth_bound"], (
+        f"ratios grow: {m['_ratios_grow']}; lower bound holds: {m['_growth_bound']} (L = 3..19)"
+    )
+
+
+@CHAPTER.claim(
+    "floor-near-one",
+    "As θ → 1, F_L falls to 0 for even L and to 2 (L-1)!/(L-1)^(L-2) for odd L; F_4 < 2 from θ ≈ 0.84.",
+    profiles=BOTH,
+)
+def _(m):
+    t = m["theta_two_4"]
+    return m["_limits"] and 0.83 < t < 0.845, f"limits: {m['_limits']}; F_4 < 2 from {t:.3f}"
+
+
+@CHAPTER.claim(
+    "three-is-tight",
+    "At L = 3 the floor is 2/θ (4 at θ = 1/2), and two heads with c = (ε, 2) approach it.",
+    profiles=BOTH,
+)
+def _(m):
+    w = m["_three"]
+    approach = all(v > 4 for v in w) and w[-1] - 4 < 1e-6
+    return m["_three_formula"] and approach and m["floor_three"] == 4, f"weights {w[0]:.4f} … {w[-1]:.8f}"
+
+
+@CHAPTER.claim(
+    "floor-close-at-half",
+    "With θ = 1/2 and L = 4 to 10, exact layers at the test function's peaks pay 1.1 to 2.2 times F_L.",
+    profiles=BOTH,
+)
+def _(m):
+    lo, hi = m["floor_found_lo"], m["floor_found_hi"]
+    return 1 < lo and hi < 2.5, f"{lo:.3f} to {hi:.3f}"
+
+
+@CHAPTER.claim(
+    "gap-grows-with-theta",
+    "The least weight over F_L grows with θ: at L = 6, 1.4, 1.9, 2.6 and at least 14 times F_L.",
+    profiles=BOTH,
+)
+def _(m):
+    g = m["_gaps"]
+    grows = all(part["least ÷ F_L ≥"].is_monotonic_increasing for _, part in g.groupby("L"))
+    sound = bool((g["least weight ≥"] <= g["an exact layer's weight"] * (1 + 1e-9)).all())
+    six = g[(g["L"] == 6) & (g["cap θ"] < 0.99)]
+    tight = all(
+        readable(lo / f) == readable(up / f)
+        for lo, up, f in six[["least weight ≥", "an exact layer's weight", "F_L(θ)"]].values
+    )
+    return grows and sound and tight, f"grows: {grows}; lower ≤ upper: {sound}; bounds agree at L = 6: {tight}"
+
+
+@CHAPTER.claim(
+    "price-above-two",
+    "Every exact layer pays more than 2: where F_L < 2 the least weight is still above 2.",
+    profiles=BOTH,
+)
+def _(m):
+    g = m["_gaps"]
+    above = bool((g["least weight ≥"] > 2).all() and (g["_positive"] > 1).all())
+    low = int((g["F_L(θ)"] < 2).sum())
+    at_099 = g[(g["L"] == 4) & (g["cap θ"] == 0.99)]["an exact layer's weight"]
+    agree = len(at_099) == 1 and readable(float(at_099.iloc[0]), 3) == m["least4_099"]
+    ok = above and low >= 2 and agree
+    return ok, f"least lower bound {g['least weight ≥'].min():.4f}; {low} cases with F_L < 2; L = 4 agrees: {agree}"
+
+
+@CHAPTER.claim(
+    "anchor-holds-random",
+    "No (sequence, row, head) triple of the random models violates the anchor inequality.",
+    profiles=BOTH,
+)
+def _(m):
+    return m["_random_violations"] == 0, f"{m['_random_violations']} of {m['random_pairs']}"
+
+
+@CHAPTER.claim(
+    "cancelling-heads-move",
+    "Each cancelling head moves by at least 0.82 at every non-trigger row; the layer does not move.",
+    profiles=BOTH,
+)
+def _(m):
+    ok = m["cancel_move"] >= 0.5 and m["cancel_layer_move"] < 1e-6 and m["_cancel_violations"] == 0
+    return ok, f"least move {m['cancel_move']}; layer at most {m['cancel_layer_move']:.2g}"
+
+
+@CHAPTER.claim(
+    "anchor-holds-trained", "No triple of the trained softmax models violates the anchor inequality.", profiles=BOTH
+)
+def _(m):
+    return m["_trained_violations"] == 0, f"{m['_trained_violations']} of {m['trained_pairs']}"
+
+
+# ---- the trained models (the full runs) ----
+
+
+@CHAPTER.claim(
+    "paper-recipe", "The full profile trains as the paper's code does: lr 10⁻⁴, up to 50,000 steps.", profiles=BOTH
+)
+def _(m):
+    return m["_full_recipe"] == (1e-4, 50_000), f"lr {m['_full_recipe'][0]:g}, {m['_full_recipe'][1]:,} steps"
+
+
+@CHAPTER.claim("small-all-park", "Every head of the 2 × 2 models is a sink or dormant; none is diffuse.")
+def _(m):
+    return m["_small_other"] == 0, f"{m['small_sinks']} sinks, {m['small_dormant']} dormant, {m['_small_other']} other"
+
+
+@CHAPTER.claim("small-quiet", "In the 2 × 2 models no head and no layer moves by more than 0.01 on average.")
+def _(m):
+    top = max(m["small_max_move"], m["small_max_layer_move"])
+    return top < 0.01, f"largest move {top:.2g}"
+
+
+@CHAPTER.claim(
+    "small-constants-cancel",
+    "The 2 × 2 heads add vectors ten times longer than their moves, and these constants cancel.",
+)
+def _(m):
+    out = m["_small_min_out"]
+    return out > 10 * m["small_max_move"] and m["small_update"] < out / 10, (
+        f"least |o_i| {out:.3f}; largest move {m['small_max_move']:.2g}; update {m['small_update']:.2g}"
+    )
+
+
+@CHAPTER.claim("big-diffuse", "Every seed of the 4 × 4 model has diffuse heads, which move.")
+def _(m):
+    ok = m["big_diffuse_seeds"] == m["big_seeds"] > 0 and m["big_diffuse_move"] > 0.05 and m["big_least_D"] > 0.05
+    return ok, f"{m['big_diffuse_seeds']} of {m['big_seeds']} seeds; least move {m['big_diffuse_move']}"
+
+
+@CHAPTER.claim("big-layers-cancel", "The 4 × 4 layers move a lot, yet the model's update averages ten times less.")
+def _(m):
+    return m["big_update"] < m["big_layer_move_lo"] / 10, (
+        f"layer moves {m['big_layer_move_lo']:.2f}–{m['big_layer_move_hi']:.2f}; update {m['big_update']:.2g}"
+    )
+
+
+@CHAPTER.claim("every-model-sinks", "In every softmax model some head puts at least 0.9 on BOS, on average.")
+def _(m):
+    return m["_least_largest_bos"] >= 0.9, f"least largest BOS mass {m['_least_largest_bos']:.4f}"
+
+
+@CHAPTER.claim("sink-every-layer", "Every layer of every 2 × 2 softmax seed has a head above 1/2 on BOS.")
+def _(m):
+    return m["_sink_every_layer"], f"{m['_sink_every_layer']}"
+
+
+# ---- the price of the cap, on a budget ----
+
+
+@CHAPTER.claim(
+    "soft-breaks-caps",
+    "Each 2 × 2 softmax model has a head above 0.99 on BOS at a non-trigger row; at a trigger row, "
+    "the most is between 3/4 and 0.9.",
+)
+def _(m):
+    t = m["price_soft_trigger_row"]
+    ok = m["price_soft_nontrigger_row"] >= 0.99 and 0.75 < t <= 0.9 and m["price_soft_trigger_seeds"] >= 1
+    return ok, f"non-trigger ≥ {m['price_soft_nontrigger_row']}; trigger at most {t:.3f}"
+
+
+@CHAPTER.claim(
+    "caps-cost",
+    "The capped paths reach the trained error only at weights far above the trained models', "
+    "and a looser cap costs less.",
+)
+def _(m):
+    costs = [m["cost_half"], m["cost_34"], m["cost_09"]]
+    reached = all(math.isfinite(c) for c in costs)
+    ok = reached and costs[0] > 1e3 * m["price_soft_weight"] and costs[0] > costs[1] > costs[2] > m["price_soft_weight"]
+    return ok and m["_paths_fall"], f"costs {', '.join(f'{c:.3g}' for c in costs)}"
+
+
+@CHAPTER.claim("two-heads-cheap", "The two cancelling heads reach a smaller error at a weight of 2.")
+def _(m):
+    return m["_two_weight"] <= 2 + 1e-6 and m["price_two_err"] < m["price_soft_err"], (
+        f"weight {m['_two_weight']:.4f}; error {m['price_two_err']:.2g}"
+    )
+
+
+@CHAPTER.claim("relu-off", "The ReLU models hold under 0.01 of weight at the non-trigger rows.")
+def _(m):
+    return m["price_relu_off"] < 0.01, f"largest {m['price_relu_off']:.2g}"

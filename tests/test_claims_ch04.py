@@ -1,0 +1,305 @@
+"""Chapter 4's claims (attnsink.claims.ch04): each holds on good measures and fails when its
+number moves; the chapter's computations and measures read small made-up inputs right."""
+
+from __future__ import annotations
+
+import math
+from fractions import Fraction
+from types import SimpleNamespace
+
+import pandas as pd
+import pytest
+import torch
+
+from attnsink.claims import ch04
+from attnsink.theory import cancellation_weight_floor
+
+FLOORS = pd.DataFrame(
+    {
+        "cap θ": [0.5, 0.75, 0.9, 0.99],
+        "F_L(θ)": [2.6e16, 2.6e10, 2.0e5, 0.045],
+        "proved floor max(F_L, 2)": [2.6e16, 2.6e10, 2.0e5, 2.0],
+        "fewest heads": [15, 15, 14, 14],
+    }
+)
+GAPS = pd.DataFrame(
+    {
+        "L": [4, 4, 6, 6, 6, 6],
+        "cap θ": [0.5, 0.99, 0.5, 0.75, 0.9, 0.99],
+        "F_L(θ)": [20.0, 0.082, 1935.4, 66.75, 5.277, 0.1755],
+        "least weight ≥": [21.95, 2.051, 2705.2, 126.76, 13.739, 2.509],
+        "an exact layer's weight": [21.95, 2.0512, 2705.4, 126.77, 13.740, 2.65],
+        "_positive": [11.0, 1.03, 1352.7, 63.4, 6.9, 1.3],
+    }
+)
+GAPS["least ÷ F_L ≥"] = GAPS["least weight ≥"] / GAPS["F_L(θ)"]
+
+GOOD = {
+    "cancel_err": 2.4e-7,
+    "_cancel_falls": True,
+    "_cancel_nontrig_bos": 0.5,
+    "_cancel_uniform_gap": 0.0,
+    "_cancel_trig_bos": 1.0,
+    "_exact_error": 0.0,
+    "_exact_bos": 0.5,
+    "_exact_triggers": 14,
+    "exact_float64_error": 10.1,
+    "exact_over_floor": 6.7,
+    "_floors": FLOORS,
+    "floor_099": 0.045,
+    "heavy_head": 0.78,
+    "_heavy": 0.7858,
+    "_ratios_grow": True,
+    "_growth_bound": True,
+    "_limits": True,
+    "theta_two_4": 0.838,
+    "_three": [4.04, 4.004, 4.0000004, 4.00000004],
+    "_three_formula": True,
+    "floor_three": 4,
+    "floor_found_lo": 1.1,
+    "floor_found_hi": 2.25,
+    "_gaps": GAPS,
+    "least4_099": "2.05",
+    "_random_violations": 0,
+    "random_pairs": 15120,
+    "cancel_move": 0.82,
+    "cancel_layer_move": 0.0,
+    "_cancel_violations": 0,
+    "_trained_violations": 0,
+    "trained_pairs": 42000,
+    "_full_recipe": (1e-4, 50_000),
+    "small_sinks": 19,
+    "small_dormant": 1,
+    "_small_other": 0,
+    "small_max_move": 0.0054,
+    "small_max_layer_move": 9.5e-4,
+    "_small_min_out": 0.069,
+    "small_update": 5.1e-4,
+    "big_seeds": 5,
+    "big_diffuse_seeds": 5,
+    "big_diffuse_move": 0.27,
+    "big_least_D": 0.18,
+    "big_layer_move_lo": 0.69,
+    "big_layer_move_hi": 0.97,
+    "big_update": 0.0015,
+    "_least_largest_bos": 0.9945,
+    "_sink_every_layer": True,
+    "price_soft_nontrigger_row": 0.999,
+    "price_soft_trigger_row": 0.79,
+    "price_soft_trigger_seeds": 1,
+    "cost_half": 1.8e6,
+    "cost_34": 3174.0,
+    "cost_09": 45.2,
+    "price_soft_weight": 3.1,
+    "_paths_fall": True,
+    "_two_weight": 2.0,
+    "price_two_err": 6.8e-12,
+    "price_soft_err": 1.5e-5,
+    "price_relu_off": 3.8e-4,
+}
+
+
+def _gaps(**where_what):
+    """GAPS with one cell changed: ``where_what = {column: (row, value)}``."""
+    g = GAPS.copy()
+    for column, (row, value) in where_what.items():
+        g.loc[row, column] = value
+    g["least ÷ F_L ≥"] = g["least weight ≥"] / g["F_L(θ)"]
+    return g
+
+
+BREAKS = {  # claim -> a change of the measures that makes it false
+    "cancel-error-falls": {"cancel_err": 3e-6},
+    "cancel-no-sink": {"_cancel_nontrig_bos": 0.6},
+    "cancel-sinks-at-trigger": {"_cancel_trig_bos": 0.999},
+    "exact-is-exact": {"_exact_error": 1e-30},
+    "exact-fails-in-float64": {"exact_float64_error": 0.3},
+    "exact-pays-the-floor": {"exact_over_floor": 0.9},
+    "floor-table": {"floor_099": 2.5},
+    "fewest-heads": {"_floors": FLOORS.assign(**{"fewest heads": [15, 14, 14, 14]})},
+    "floor-superexponential": {"_ratios_grow": False},
+    "floor-near-one": {"theta_two_4": 0.9},
+    "three-is-tight": {"_three": [4.04, 4.004, 4.1]},
+    "floor-close-at-half": {"floor_found_hi": 3.0},
+    "gap-grows-with-theta": {"_gaps": _gaps(**{"least weight ≥": (4, 4.0)})},
+    "price-above-two": {"_gaps": _gaps(**{"least weight ≥": (1, 1.9)})},
+    "anchor-holds-random": {"_random_violations": 1},
+    "cancelling-heads-move": {"cancel_layer_move": 0.01},
+    "anchor-holds-trained": {"_trained_violations": 3},
+    "paper-recipe": {"_full_recipe": (1e-3, 50_000)},
+    "small-all-park": {"_small_other": 1},
+    "small-quiet": {"small_max_layer_move": 0.02},
+    "small-constants-cancel": {"small_update": 0.01},
+    "big-diffuse": {"big_diffuse_seeds": 4},
+    "big-layers-cancel": {"big_update": 0.1},
+    "every-model-sinks": {"_least_largest_bos": 0.8},
+    "sink-every-layer": {"_sink_every_layer": False},
+    "soft-breaks-caps": {"price_soft_trigger_row": 0.95},
+    "caps-cost": {"cost_34": 2e6},
+    "two-heads-cheap": {"_two_weight": 2.5},
+    "relu-off": {"price_relu_off": 0.02},
+}
+
+
+def test_every_chapter_4_claim_holds_on_good_measures_and_fails_when_its_number_moves():
+    ids = [c.id for c in ch04.CHAPTER.claims]
+    assert sorted(ids) == sorted(BREAKS), "every claim has a test that breaks it"
+    for c in ch04.CHAPTER.claims:
+        assert c.run(GOOD)[0], c.id
+        assert not c.run({**GOOD, **BREAKS[c.id]})[0], c.id
+
+
+def test_claims_catch_more_than_one_way_to_fail():
+    by_id = {c.id: c for c in ch04.CHAPTER.claims}
+    assert not by_id["caps-cost"].run({**GOOD, "cost_half": math.nan})[0]  # a path that never gets there
+    assert not by_id["caps-cost"].run({**GOOD, "_paths_fall": False})[0]
+    assert not by_id["price-above-two"].run({**GOOD, "least4_099": "2.10"})[0]  # the text's number
+    assert not by_id["price-above-two"].run({**GOOD, "_gaps": _gaps(_positive=(1, 0.9))})[0]
+    # the two bounds must agree at the text's precision where the text says "is"
+    assert not by_id["gap-grows-with-theta"].run({**GOOD, "_gaps": _gaps(**{"an exact layer's weight": (2, 3000.0)})})[
+        0
+    ]
+    assert not by_id["big-diffuse"].run({**GOOD, "big_seeds": 0, "big_diffuse_seeds": 0})[0]
+    assert not by_id["exact-is-exact"].run({**GOOD, "_exact_bos": 0.51})[0]
+
+
+def test_at_least_rounds_down():
+    assert ch04._at_least(0.8287) == 0.82 and ch04._at_least(0.0694) == pytest.approx(0.069)
+    assert ch04._at_least(0.99931, 3) == 0.999 and ch04._at_least(14.29) == 14
+    assert ch04._at_least(0.0) == 0.0 and math.isnan(ch04._at_least(math.nan))
+
+
+def test_the_floor_is_at_least_two():
+    assert ch04.price_floor(16, 0.5) == cancellation_weight_floor(16, 0.5)
+    assert ch04.price_floor(4, 0.99) == 2.0 and cancellation_weight_floor(4, 0.99) < 2
+    t = ch04.floor_table(4, (0.5, 0.99))
+    assert list(t["proved floor max(F_L, 2)"]) == pytest.approx([20.0, 2.0]) and list(t["fewest heads"]) == [3, 2]
+
+
+def test_chebyshev_logits_lie_in_the_cap():
+    c = ch04.chebyshev_logits(6, 0.75)  # C = 6
+    assert len(c) == 5 and len(set(c)) == 5 and all(isinstance(v, Fraction) and 0 < v <= 6 for v in c)
+
+
+def test_the_exact_layer_on_short_sequences():
+    c = ch04.chebyshev_logits(5, 0.5)
+    alpha = ch04.cancelling_layer(5, c)
+    t = ch04.run_exact_layer(c, alpha, d=6)
+    assert list(t["trigger j"]) == [2, 3, 4]
+    assert (t["largest |error|"] == 0).all() and (t["largest BOS weight, rows i ≥ 1"] <= 0.5).all()
+    assert (t["largest |error| in float64"] < 1e-9).all()  # small weights: float64 is fine
+
+
+def test_least_weight_bounds_bracket_the_exact_answer_at_length_3():
+    # at L = 3 the least weight is F_3(theta) = 2 / theta (approached, never reached)
+    b = ch04.least_weight_bounds(3, 0.75)
+    assert 2 / 0.75 * (1 - 1e-3) <= b["lower"] <= 2 / 0.75 <= b["upper"] < 2 / 0.75 * (1 + 1e-6)
+    g = ch04.least_weight_bounds(4, 0.5, iters=500)
+    assert cancellation_weight_floor(4, 0.5) < g["lower"] <= g["upper"] < g["lower"] * 1.01
+
+
+def test_weight_for_interpolates_on_log_axes():
+    path = pd.DataFrame({"weight": [1.0, 10.0, 100.0], "rel_err_trigger": [1e-1, 1e-3, 1e-5]})
+    assert ch04.weight_for(path, 1e-2) == pytest.approx(10**0.5)
+    assert ch04.weight_for(path, 1e-4) == pytest.approx(10**1.5)
+    assert math.isnan(ch04.weight_for(path, 1e-6))
+
+
+def fake_heads():
+    """A made-up deep.heads(): two 2 x 2 softmax seeds (one layer per seed with a sink) and one ReLU seed."""
+    rows = []
+    for seed in (0, 1):
+        for layer in (0, 1):
+            for head in (0, 1):
+                rows.append(
+                    {
+                        "attention": "softmax",
+                        "n_layers": 2,
+                        "seed": seed,
+                        "layer": layer,
+                        "head": head,
+                        "bos_mass_nontrigger": 0.99 if head == 0 else 0.3,
+                        "trigger_bos_weight": 0.2 + 0.1 * head,
+                        "attn_mass_nontrigger": 1.0,
+                    }
+                )
+    rows.append({"attention": "relu", "n_layers": 2, "seed": 0, "layer": 0, "head": 0, "attn_mass_nontrigger": 0.002})
+    return pd.DataFrame(rows)
+
+
+def test_the_head_measures_read_made_up_tables():
+    per_head = pd.DataFrame(
+        {
+            "model": ["2 x 2"] * 4,
+            "seed": [0, 0, 1, 1],
+            "kind": ["sink", "sink", "dormant", "sink"],
+            "move": [0.001, 0.002, 0.003, 0.004],
+            "layer_move": [0.001, 0.001, 0.002, 0.002],
+            "output": [0.2, 0.3, 0.1, 0.25],
+        }
+    )
+    summary = pd.DataFrame(
+        {
+            "model": ["2 x 2", "4 x 4", "4 x 4"],
+            "diffuse": [0, 3, 0],
+            "smallest mean D, diffuse": [math.nan, 0.187, math.nan],
+            "mean move, diffuse": [math.nan, 0.31, math.nan],
+            "largest layer move": [0.001, 0.8, 0.7],
+            "mean |update|, non-trigger rows": [3e-4, 1e-3, 2e-3],
+            "largest BOS mass": [0.999, 0.95, 0.97],
+        }
+    )
+    checks = pd.DataFrame(
+        {"(sequence, row, head) triples": [10, 20], "violations": [0, 0], "largest slack": [1e-7, 2e-7]}
+    )
+    cancel_terms = pd.DataFrame({"moved": [0.9, 0.8287], "violated": [False, False], "layer_moved": [0.0, 0.0]})
+    terms = pd.DataFrame({"violated": [False] * 7})
+    m = ch04._heads(checks, cancel_terms, terms, per_head, summary, fake_heads())
+    assert (m["random_pairs"], m["random_slack"], m["trained_pairs"]) == (30, 2e-7, 7)
+    assert m["cancel_move"] == 0.82 and m["cancel_layer_move"] == 0
+    assert (m["small_heads"], m["n_seeds"], m["small_sinks"], m["small_dormant"], m["_small_other"]) == (4, 2, 3, 1, 0)
+    assert m["small_max_move"] == 0.004 and m["_small_min_out"] == 0.1 and m["small_update"] == 3e-4
+    assert (m["big_seeds"], m["big_diffuse_seeds"], m["big_least_D"], m["big_diffuse_move"]) == (2, 1, 0.18, 0.31)
+    assert (m["big_layer_move_lo"], m["big_layer_move_hi"], m["big_update"]) == (0.7, 0.8, 2e-3)
+    assert m["_least_largest_bos"] == 0.95 and m["_sink_every_layer"]
+    assert m["quick_lr"] == "0.001" and m["_full_recipe"] == (1e-4, 50_000)
+
+
+def test_the_budget_measures_read_made_up_tables():
+    front = pd.concat(
+        [
+            pd.DataFrame({"theta": th, "weight": [w, 10 * w], "rel_err_trigger": [1e-3, 1e-7]})
+            for th, w in ((0.5, 1e4), (0.75, 1e2), (0.9, 10.0))
+        ]
+    )
+    models = pd.DataFrame(
+        {
+            "model": ["trained softmax 2 x 2"] * 2 + ["trained relu 2 x 2", "prop-cancel (margins 5, 10, 15)"],
+            "value weight": [2.5, 3.0, 4.0, 2.0],
+            "rel_err_trigger": [1e-5, 2e-5, 3e-5, 1e-9],
+        }
+    )
+    rows = pd.DataFrame({"seed": [0, 1], "trigger": [0.4, 0.8], "non-trigger": [0.9995, 0.9991]})
+    m = ch04._budget(front, models, rows, fake_heads())
+    assert m["price_soft_err"] == 2e-5 and (m["price_soft_weight_lo"], m["price_soft_weight"]) == (2.5, 3.0)
+    # each path falls a decade of error per quarter decade of weight: 2e-5 lies 1.7 decades down
+    assert m["cost_half"] == pytest.approx(1e4 * 10 ** (math.log10(1e-3 / 2e-5) / 4))
+    assert m["cost_half"] > m["cost_34"] > m["cost_09"] and m["_paths_fall"]
+    assert m["price_soft_nontrigger_row"] == 0.999 and m["price_soft_trigger_row"] == 0.8
+    assert (m["price_soft_trigger_seeds"], m["price_soft_seeds"]) == (1, 2)
+    assert m["price_soft_trigger_bos"] == pytest.approx(0.3) and m["price_relu_off"] == 0.002
+    assert (m["price_two_err"], m["_two_weight"], m["price_relu_err"]) == (1e-9, 2.0, 3e-5)
+
+
+def test_cap_rows_reads_the_largest_weight_row_by_row(monkeypatch):
+    # one model of one layer and one head: BOS gets 0.3 at the trigger row, 0.9 and 0.7 elsewhere
+    batch = SimpleNamespace(
+        is_trigger=torch.tensor([[False, False, True, False]]),
+        is_nontrigger=torch.tensor([[False, True, False, True]]),
+    )
+    attn = torch.zeros(1, 1, 4, 4)  # (sequences, heads, query, key)
+    attn[0, 0, :, 0] = torch.tensor([1.0, 0.9, 0.3, 0.7])
+    monkeypatch.setattr(ch04, "evaluate", lambda model, task, n: SimpleNamespace(attn=[attn], batch=batch))
+    deep = SimpleNamespace(results={("softmax", 2, 2): [SimpleNamespace(seed=0, model=None)]})
+    rows = ch04.cap_rows(deep, task=None)
+    assert rows.to_dict("records") == [{"seed": 0, "trigger": pytest.approx(0.3), "non-trigger": pytest.approx(0.9)}]
