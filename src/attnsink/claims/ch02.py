@@ -1,8 +1,817 @@
-"""Chapter 2's claims. See :mod:`attnsink.claims`."""
+"""Chapter 2's claims: the sink inequality and the certificate from the loss, checked on
+hand-built, trained, adversarial, random and capped heads; and the analyses they read (one
+function per section of the chapter, each returning the frame its table or figure shows)."""
 
 from __future__ import annotations
 
+import math
+
+import pandas as pd
+import torch
+
+from ..cache import memoized
+from ..construct import row_one_leak, softmax_solution
+from ..metrics import evaluate, sink_bound_terms
+from ..model import AttentionModel
+from ..prose import readable
+from ..task import TriggerTask
+from ..theory import (
+    bos_mass_lower_bound,
+    hull_distance_floor,
+    mse_lower_bound,
+    trigger_error_lower_bound,
+    tube_probability,
+)
 from .base import Chapter
 
 CHAPTER = Chapter("ch2")
 BOTH = ("quick", "full")
+
+MSE_MARGIN = 1.2
+"""The certificates of the trained heads assume their expected MSE is at most this times the measured one."""
+DELTA = 0.05
+"""The share of sequences a certificate may miss."""
+SHORT_FRAC = 1.02
+"""The leak on the shortest tokens covers this many times :data:`DELTA` of the sequences."""
+MARGINS = (0.0, 1.0, 2.0, 3.0, 4.0, 6.0, 8.0, 10.0, 12.0)
+"""The margins of the hand-built family (Table 2.1)."""
+TOL = 1e-5
+"""Float rounding allowed in a step of a proof checked in float32."""
+
+
+def at_least(x: float, digits: int = 2, *, percent: bool = False) -> str:
+    """``x`` as :func:`attnsink.prose.readable` writes it, but rounded down, so that "at least"
+    stays true (0.948 for 0.94898, where ``readable`` gives 0.949); a share as a percentage."""
+    return _directed(x, digits, percent, up=False)
+
+
+def at_most(x: float, digits: int = 2, *, percent: bool = False) -> str:
+    """``x`` rounded up, so that "at most" stays true (see :func:`at_least`)."""
+    return _directed(x, digits, percent, up=True)
+
+
+def _directed(x: float, digits: int, percent: bool, up: bool) -> str:
+    x = 100 * float(x) if percent else float(x)
+    if x == 0 or not math.isfinite(x):
+        return readable(x) + ("%" if percent else "")
+    e = math.floor(math.log10(abs(x))) - digits + 1
+    q = x / 10**e
+    q = math.ceil(q - 1e-9) if up else math.floor(q + 1e-9)
+    v = round(q * 10**e, max(0, -e))
+    return readable(v, digits) + ("%" if percent else "")
+
+
+def _is_leak(frame: pd.DataFrame) -> pd.Series:
+    return frame["head"].str.startswith("row_one_leak")
+
+
+# ---- the hand-built family, the inequality on every row, the proof step by step ----
+
+
+def family_table(task: TriggerTask, margins=MARGINS) -> pd.DataFrame:
+    """The hand-built heads (:func:`attnsink.construct.softmax_solution`) by margin, on 1000
+    test sequences: test MSE, relative errors, and the mean BOS mass at non-trigger rows."""
+    keep = ("mse", "rel_err_trigger", "rel_err_nontrigger", "bos_mass_nontrigger")
+    rows = []
+    for lam in margins:
+        summary = evaluate(softmax_solution(task, lam), task).summary()
+        rows.append({"margin": lam, **{k: summary[k] for k in keep}})
+    return pd.DataFrame(rows)
+
+
+def example_heads(task: TriggerTask, trained) -> dict:
+    """The heads whose rows the chapter checks: hand-built (five margins), trained (``trained``:
+    chapter 1's softmax results) and three random heads with large weights."""
+    heads = {f"hand-built, margin {lam:g}": softmax_solution(task, lam) for lam in (0.0, 2.0, 4.0, 8.0, 12.0)}
+    heads.update({f"trained (chapter 1), seed {r.seed}": r.model for r in trained})
+    heads.update({f"random, seed {s}": AttentionModel(task.d_model, seed=s, init_std=0.5) for s in range(3)})
+    return heads
+
+
+def row_terms(heads: dict, task: TriggerTask, *, n: int = 200) -> tuple[pd.DataFrame, dict]:
+    """The sink inequality's terms at every non-trigger row of ``n`` test sequences per head
+    (:func:`attnsink.metrics.sink_bound_terms`, kept in the results cache), as one frame, and
+    the terms themselves by head. Columns: ``source``, ``head``, ``mass_off_bos``, ``rhs``
+    (the errors at the row and at BOS's row), ``d_lower``/``d_upper`` (D_i), ``scaled_error``
+    (rhs / D_i), ``floor`` (the head's floor on D_i from its weights) and ``whp`` (the
+    corollary's bound at :data:`DELTA`, with eta the head's mean squared error per sequence)."""
+    bound_terms = memoized(sink_bound_terms)  # certified hull distances are slow: cached
+    terms = {name: bound_terms(model, task, n=n) for name, model in heads.items()}
+    frames = []
+    for name, t in terms.items():
+        eta = t["sq_error_seq"].mean().item()
+        frames.append(
+            pd.DataFrame(
+                {
+                    "source": name.split(",")[0],
+                    "head": name,
+                    "mass_off_bos": t["mass_off_bos"].numpy(),
+                    "rhs": (t["err_row"] + t["err_bos"]).numpy(),
+                    "d_lower": t["d_lower"].numpy(),
+                    "d_upper": t["d_upper"].numpy(),
+                    "floor": min(hull_distance_floor(heads[name], task)),
+                    "whp": (math.sqrt(2 * eta / DELTA) / t["d_lower"]).numpy(),
+                }
+            )
+        )
+    rows = pd.concat(frames, ignore_index=True)
+    rows["scaled_error"] = rows.rhs / rows.d_lower
+    return rows, terms
+
+
+def corollary_checks(task: TriggerTask, *, n: int = 20_000, leaks=(0.002, 0.01, 0.04), mu: float = 0.01):
+    """The corollary's bound at :data:`DELTA` on ``row_one_leak`` heads that keep ``mu`` off BOS
+    at position 1 on a share of ``n`` sequences: the share that violates it, the share whose
+    squared error exceeds eta/delta, and whether every violation is among the latter."""
+    sample = task.sample(n, generator=torch.Generator().manual_seed(4))
+    d1 = sample.x[:, 1].norm(dim=-1)  # D_1 = |u_1| = |x_1|
+    out = []
+    for p in leaks:
+        hit = sample.x[:, 1, 2] > 1 - 2 * p  # a share p of the sequences
+        y_hat = row_one_leak(task, sample, mu * hit.double())
+        e = (y_hat - sample.y).pow(2).sum(dim=(1, 2))  # E(x) per sequence
+        eta = e.mean().item()
+        violating = set(torch.nonzero(mu * hit > math.sqrt(2 * eta / DELTA) / d1).flatten().tolist())
+        heavy = set(torch.nonzero(e > eta / DELTA).flatten().tolist())
+        out.append(
+            {
+                "fraction leaking": p,
+                "eta": eta,
+                "sequences violating": len(violating) / n,
+                "sequences with E > eta/delta": len(heavy) / n,
+                "violating within heavy": violating <= heavy,
+            }
+        )
+    return pd.DataFrame(out)
+
+
+def proof_steps(heads: dict, terms: dict, task: TriggerTask, *, n: int = 200) -> pd.DataFrame:
+    """Each step of the sink inequality's proof at its worst row, per head, on ``n`` test
+    sequences: the lemma, the convex-combination step, the triangle step, Markov's inequality
+    (on the sample's own distribution) and the Cauchy-Schwarz step of the corollary."""
+    out = {}
+    for name, model in heads.items():
+        ev = evaluate(model, task, n=n)
+        u, a = ev.values[0][:, 0], ev.attn[0][:, 0]  # (n, L, d), (n, L, L)
+        t, rows = terms[name], ev.batch.is_nontrigger
+        mu = a[..., 1:].sum(-1)  # the weight off BOS, 1 - a_i0
+        u_bar = (a[..., 1:, None] * u[:, None, 1:, :]).sum(-2) / mu[..., None].clamp(min=1e-30)
+        conv = (u_bar.norm(dim=-1)[rows] - t["d_lower"])[mu[rows] > 1e-6]
+        slack = ev.y_hat.norm(dim=-1) - (mu * u_bar.norm(dim=-1) - a[..., 0] * u[:, :1].norm(dim=-1))
+        e = t["sq_error_seq"]
+        out[name] = {
+            "lemma |y0 - u0|": (ev.y_hat[:, 0] - u[:, 0]).abs().max().item(),
+            "min |u_bar| - D_i": conv.min().item(),
+            "min triangle slack": slack[rows].min().item(),
+            "Markov: P - delta": ((e > e.mean() / DELTA).float().mean() - DELTA).item(),
+            "Cauchy-Schwarz: max excess": ((t["err_row"] + t["err_bos"]) - (2 * e[t["seq"]]).sqrt()).max().item(),
+        }
+    return pd.DataFrame(out).T.rename_axis("head").reset_index()
+
+
+# ---- the certificate from the loss: the trained heads, and how tight it is ----
+
+
+def certify(trained, task: TriggerTask, *, n: int = 20_000, margin: float = MSE_MARGIN) -> pd.DataFrame:
+    """Per trained head (``trained``: chapter 1's softmax results): its test MSE on ``n``
+    sequences and the standard error, the weight on BOS certified at position 1 from
+    ``margin`` times that MSE, the floor on D_i from its weights and the weight it certifies
+    at every row, and what ``n`` other sequences measure against both certificates."""
+    L, d = task.seq_len, task.d_model
+    out = []
+    for r in trained:
+        ev = evaluate(r.model, task, n=n, seed=5)
+        per_seq = (ev.y_hat - ev.batch.y).pow(2).mean(dim=(1, 2))  # each sequence's mean squared error
+        mse = per_seq.mean().item()
+        bound = bos_mass_lower_bound(task, margin * mse, DELTA)[1].item()
+        floor = min(hull_distance_floor(r.model, task))  # D_i >= floor at every row of every sequence
+        every_row = 1 - math.sqrt(2 * L * d * margin * mse / DELTA) / floor  # the corollary, D_i >= floor
+        test = evaluate(r.model, task, n=n, seed=11)
+        a = test.attn[0][:, 0]  # (sequences, query, key)
+        a10 = a[:, 1, 0]
+        below_any = ((a[..., 0] < every_row) & test.batch.is_nontrigger).any(dim=1)
+        out.append(
+            {
+                "seed": r.seed,
+                "test MSE": mse,
+                "its standard error": per_seq.std().item() / math.sqrt(n),
+                "certified BOS weight at position 1": bound,
+                "smallest measured": a10.min().item(),
+                "sequences below the certificate": (a10 < bound).double().mean().item(),
+                "mass off BOS, 95% quantile": (1 - a10).quantile(1 - DELTA).item(),
+                "floor on D_i from the weights": floor,
+                "certified BOS weight, every row": every_row,
+                "sequences with a row below it": below_any.double().mean().item(),
+            }
+        )
+    return pd.DataFrame(out)
+
+
+def certificate_grid(task: TriggerTask, mses=(1e-9, 1e-8, 3e-8, 1e-7, 3e-7, 1e-6), deltas=(0.01, 0.05, 0.2)):
+    """The certificate B(eta, delta) at position 1 for a few expected test MSEs and confidences."""
+    return pd.DataFrame(
+        [
+            {"test MSE": mse, **{f"B, δ = {d:g}": bos_mass_lower_bound(task, mse, d)[1].item() for d in deltas}}
+            for mse in mses
+        ]
+    )
+
+
+def vacuous_mse(task: TriggerTask, delta: float = DELTA) -> float:
+    """The smallest expected MSE at which the certificate at position 1 is 0 (by bisection)."""
+    lo, hi = 1e-7, 1e-4
+    if not (bos_mass_lower_bound(task, lo, delta)[1] > 0 and bos_mass_lower_bound(task, hi, delta)[1] == 0):
+        raise ValueError("the certificate must bite at an MSE of 1e-7 and be vacuous at 1e-4")
+    for _ in range(30):
+        mid = math.sqrt(lo * hi)
+        lo, hi = (mid, hi) if bos_mass_lower_bound(task, mid, delta)[1] > 0 else (lo, mid)
+    return hi
+
+
+def tightness(task: TriggerTask, *, n_probe: int = 200_000, n: int = 20_000, margin: float = MSE_MARGIN):
+    """The certificate at position 1 against heads that keep weight off BOS there: two kinds of
+    ``row_one_leak`` heads (on a share 2 delta of ``n_probe`` sequences, and on the
+    :data:`SHORT_FRAC` delta with the shortest token 1) at three masses, and the hand-built
+    heads of margins 10 and 12 (with the shares of their squared error at the rows from 2 on
+    and at row 1). ``ratio``: the most the certificate allows over the mass kept off BOS."""
+    probe = task.sample(n_probe, generator=torch.Generator().manual_seed(3))
+    x1_norm = probe.x[:, 1].norm(dim=-1)
+    leak_sets = {
+        "row_one_leak": probe.x[:, 1, 2] > 1 - 4 * DELTA,  # a share 2 delta
+        "row_one_leak (shortest x₁)": x1_norm <= x1_norm.quantile(SHORT_FRAC * DELTA),
+    }
+    out = []
+    for family, chosen in leak_sets.items():
+        for mu in (1e-4, 1e-3, 1e-2):
+            mse = (row_one_leak(task, probe, mu * chosen.double()) - probe.y).pow(2).mean().item()
+            allowed = 1 - bos_mass_lower_bound(task, 1.05 * mse, DELTA)[1].item()
+            kept = {"fraction leaking": chosen.double().mean().item(), "mass off BOS": mu}
+            out.append({"head": family, "test MSE": mse, **kept, "certified: at most": allowed})
+    for lam in (10.0, 12.0):
+        head = softmax_solution(task, lam)
+        ev = evaluate(head, task, n=n, seed=5)
+        sq = (ev.y_hat - ev.batch.y).pow(2).sum(-1)  # (sequences, rows)
+        late = ev.batch.is_nontrigger.clone()
+        late[:, :2] = False  # the non-trigger rows from 2 on
+        a10 = evaluate(head, task, n=n, seed=11).attn[0][:, 0, 1, 0]
+        allowed = 1 - bos_mass_lower_bound(task, margin * ev.errors["mse"], DELTA)[1].item()
+        out.append(
+            {
+                "head": f"hand-built, margin {lam:g}",
+                "test MSE": ev.errors["mse"],
+                "fraction leaking": float("nan"),
+                "mass off BOS": (1 - a10).quantile(1 - DELTA).item(),  # exceeded by a share delta
+                "certified: at most": allowed,
+                "late share": (sq[late].sum() / sq.sum()).item(),
+                "row 1 share": (sq[:, 1].sum() / sq.sum()).item(),
+            }
+        )
+    tight = pd.DataFrame(out)
+    tight["ratio"] = tight["certified: at most"] / tight["mass off BOS"]
+    return tight
+
+
+def certificate_curve(task: TriggerTask, deltas=(0.05, 0.2)) -> pd.DataFrame:
+    """The most weight off BOS at position 1 the certificate allows, against the expected MSE."""
+    grid = torch.logspace(-11, -5, 40, dtype=torch.float64).tolist()
+    rows = [
+        {"mse": mse, "delta": d, "mass_off": 1 - bos_mass_lower_bound(task, mse, d)[1].item()}
+        for d in deltas
+        for mse in grid
+    ]
+    return pd.DataFrame(rows)
+
+
+def certificate_points(cert: pd.DataFrame, tight: pd.DataFrame, task: TriggerTask) -> pd.DataFrame:
+    """The heads of :func:`certify` and :func:`tightness` as markers: test MSE, the mass off BOS
+    at position 1 that a share delta of sequences exceeds, and ``allowed``, the most the
+    certificate allows at that MSE (delta = :data:`DELTA`)."""
+    points = pd.concat(
+        [
+            pd.DataFrame(
+                {
+                    "source": "trained (chapter 1)",
+                    "mse": cert["test MSE"],
+                    "mass_off": cert["mass off BOS, 95% quantile"],
+                }
+            ),
+            pd.DataFrame(
+                {
+                    "source": tight["head"].str.split(",").str[0],
+                    "mse": tight["test MSE"],
+                    "mass_off": tight["mass off BOS"],
+                }
+            ),
+        ],
+        ignore_index=True,
+    )
+    points["allowed"] = [1 - bos_mass_lower_bound(task, m, DELTA)[1].item() for m in points["mse"]]
+    return points
+
+
+# ---- heads that may not sink ----
+
+
+def capped_runs(cb, task: TriggerTask) -> pd.DataFrame:
+    """The runs of :func:`attnsink.experiments.capped_bos` with the floors the proposition sets:
+    ``MSE floor`` (every head with that cap; 0 with no cap), the floor on ``rel_err_trigger``
+    given the head's own non-trigger error, and the run's ``stop_linf``."""
+    capped = cb.frame()
+    capped["bound on rel_err_trigger"] = [
+        trigger_error_lower_bound(task, r.rel_err_nontrigger, cap=r.cap) if r.cap < 1 else 0.0
+        for r in capped.itertuples()
+    ]
+    floors = {c: mse_lower_bound(task, cap=c) if c < 1 else 0.0 for c in capped.cap.unique()}
+    capped["MSE floor"] = capped.cap.map(floors)
+    capped["stop_linf"] = cb.settings.stop_linf
+    return capped
+
+
+def capped_by_cap(capped: pd.DataFrame) -> pd.DataFrame:
+    """One row per cap of :func:`capped_runs`: means over seeds, and how many stopped early."""
+    g = capped.groupby("cap")
+    return pd.DataFrame(
+        {
+            "mse": g.mse.mean(),
+            "MSE floor": g["MSE floor"].first(),
+            "rel_err_trigger": g.rel_err_trigger.mean(),
+            "bound on rel_err_trigger": g["bound on rel_err_trigger"].min(),
+            "rel_err_nontrigger": g.rel_err_nontrigger.mean(),
+            "mean_d": g.mean_d.mean(),
+            "stopped": g.stopped_early.sum().astype(int),
+            "seeds": g.size(),
+        }
+    ).reset_index()
+
+
+def no_bos_runs(vr) -> pd.DataFrame:
+    """The runs of :func:`attnsink.experiments.variants` on the task without BOS (softmax and
+    ``relu_visible``), with the floors of the corollary on the softmax ones."""
+    task = TriggerTask(bos=False)
+    runs = pd.DataFrame([r for r in vr.runs if r["no_bos"] and r["attention"] in ("softmax", "relu_visible")])
+    soft = runs.attention == "softmax"
+    runs["bound on rel_err_trigger"] = [
+        trigger_error_lower_bound(task, e) if s else float("nan") for e, s in zip(runs.rel_err_nontrigger, soft)
+    ]
+    runs["MSE floor"] = mse_lower_bound(task)
+    return runs
+
+
+# ---- the measures ----
+
+
+def _family_measures(family: pd.DataFrame) -> dict:
+    top = family.iloc[-1]
+    return {
+        "family_monotone": bool(
+            family.mse.is_monotonic_decreasing and family.bos_mass_nontrigger.is_monotonic_increasing
+        ),
+        "family_top_margin": int(top.margin),
+        "family_top_bos": float(top.bos_mass_nontrigger),
+        "family_top_mse": float(top.mse),
+    }
+
+
+def _row_measures(rows: pd.DataFrame, checks: pd.DataFrame, steps: pd.DataFrame) -> dict:
+    hand, trained, rand = (rows[rows.source == s] for s in ("hand-built", "trained (chapter 1)", "random"))
+    moving = hand[hand.mass_off_bos > 1e-6]
+    return {
+        "n_rows": int(len(rows)),
+        "n_violations": int((rows.mass_off_bos * rows.d_lower > rows.rhs + 1e-6).sum()),
+        "max_gap": at_most((rows.d_upper - rows.d_lower).max()),
+        "_max_gap": float((rows.d_upper - rows.d_lower).max()),
+        "hand_ratio": float((moving.scaled_error / moving.mass_off_bos).median()),
+        "hand_min_d": float(hand.d_lower.min()),
+        "trained_min_d": float(trained.d_lower.min()) if len(trained) else float("nan"),
+        "trained_off_max": at_most(trained.mass_off_bos.max()) if len(trained) else "–",
+        "_trained_off_max": float(trained.mass_off_bos.max()) if len(trained) else float("nan"),
+        "random_min_d": at_least(rand.d_lower.min()),
+        "_random_min_d": float(rand.d_lower.min()),
+        "random_floor": float(rand.floor.min()),
+        "_below_floor": int((rand.d_upper < rand.floor - TOL).sum()),
+        "_trained_whp_violations": int((trained.mass_off_bos > trained.whp).sum()),
+        "_leak_teeth": [float(v) for v in checks["sequences violating"]],
+        "_violations_heavy": bool(checks["violating within heavy"].all()),
+        "_heavy_max": float(checks["sequences with E > eta/delta"].max()),
+        "leak_violating_max": at_most(checks["sequences violating"].max(), percent=True),
+        "_steps_worst": {
+            "lemma": float(steps["lemma |y0 - u0|"].max()),
+            "convex": float(-steps["min |u_bar| - D_i"].min()),
+            "triangle": float(-steps["min triangle slack"].min()),
+            "markov": float(steps["Markov: P - delta"].max() + TOL),
+            "cauchy": float(steps["Cauchy-Schwarz: max excess"].max()),
+        },
+    }
+
+
+def _certificate_measures(cert: pd.DataFrame, task: TriggerTask) -> dict:
+    b = {mse: bos_mass_lower_bound(task, mse, DELTA)[1].item() for mse in (1e-8, 1e-7, 1e-6)}
+    se = cert["its standard error"] / cert["test MSE"]
+    return {
+        "m_noise": int(task.n_noise),
+        "B_1e7": readable(b[1e-7], 3),
+        "B_1e6": readable(b[1e-6], 3),
+        "_B": b,
+        "tube_1": tube_probability(task.n_noise, 1.0),
+        "vacuous_mse": vacuous_mse(task),
+        "mse_margin": MSE_MARGIN,
+        "cert_n": int(len(cert)),
+        "cert_min": at_least(cert["certified BOS weight at position 1"].min(), 3),
+        "_cert_min": float(cert["certified BOS weight at position 1"].min()),
+        "cert_mse_max": float(cert["test MSE"].max()),
+        "a10_min": readable(float(cert["smallest measured"].min()), 4),
+        "_a10_min": float(cert["smallest measured"].min()),
+        "below_max": float(cert["sequences below the certificate"].max()),
+        "se_max": at_most(se.max(), percent=True),
+        "_se_max": float(se.max()),
+        "se_sigmas": math.floor(float(((MSE_MARGIN - 1) / se).min()) + 1e-9),  # at least this many
+        "floor_min": at_least(cert["floor on D_i from the weights"].min()),
+        "_floor_min": float(cert["floor on D_i from the weights"].min()),
+        "every_min": at_least(cert["certified BOS weight, every row"].min(), 3),
+        "_every_min": float(cert["certified BOS weight, every row"].min()),
+        "every_below_max": float(cert["sequences with a row below it"].max()),
+    }
+
+
+def _tight_measures(tight: pd.DataFrame, points: pd.DataFrame, vacuous: float, n_trained: int) -> dict:
+    leak, hand = tight[_is_leak(tight)], tight[~_is_leak(tight)]
+    short = leak[leak["head"].str.contains("shortest")]
+    plain = leak[~leak["head"].str.contains("shortest")]
+    unit = {k: float((g["test MSE"] / g["mass off BOS"] ** 2).iloc[0]) for k, g in (("plain", plain), ("short", short))}
+    grows = all(
+        len(g) == 3 and g["test MSE"].is_monotonic_increasing and g.ratio.is_monotonic_increasing
+        for g in (plain, short)
+    )
+    trained = points.iloc[:n_trained]
+    return {
+        "short_frac": f"{SHORT_FRAC:g}",
+        "leak_share_min": float(leak["fraction leaking"].min()),
+        "leak_ratio_min": float(leak.ratio.min()),
+        "leak_ratio_max": float(leak.ratio.max()),
+        "short_ratio_min": float(short.ratio.min()),
+        "short_ratio_max": float(short.ratio.max()),
+        "_plain_ratio_min": float(plain.ratio.min()),
+        "_leak_grows": bool(grows),
+        "family_ratio": at_least(hand.ratio.min(), 3),
+        "_family_ratio": float(hand.ratio.min()),
+        "late_share": at_least(hand["late share"].min(), 3, percent=True),
+        "_late_share": float(hand["late share"].min()),
+        "row1_share": at_most(hand["row 1 share"].max(), percent=True),
+        "mu_vac": f"{math.sqrt(vacuous / unit['plain']):.1%}",
+        "mu_vac_short": f"{math.sqrt(vacuous / unit['short']):.1%}",
+        "_mu_vac_max": math.sqrt(vacuous / min(unit.values())),
+        "_markers_above": int((points.mass_off > points.allowed).sum()),
+        "trained_room_min": at_least((trained.allowed / trained.mass_off).min(), 3) if n_trained else "–",
+        "_trained_room_min": float((trained.allowed / trained.mass_off).min()) if n_trained else float("nan"),
+    }
+
+
+def _span(caps) -> str:
+    """Caps as the text lists them: "0.9 to 0.99", one cap alone, or a dash for none."""
+    if len(caps) == 0:
+        return "–"
+    return f"{min(caps):g}" if min(caps) == max(caps) else f"{min(caps):g} to {max(caps):g}"
+
+
+def _capped_measures(capped: pd.DataFrame) -> dict:
+    by_cap = capped_by_cap(capped).set_index("cap")
+    below = by_cap[by_cap.index < 1]
+    stop2 = float(capped.stop_linf.iloc[0]) ** 2
+    bound, free = below[below["MSE floor"] > stop2], below[below["MSE floor"] <= stop2]
+    cap0, cap1 = by_cap.iloc[0], by_cap.iloc[-1]
+    at0 = capped[capped.cap == by_cap.index[0]]
+    above = below.mse / below["MSE floor"]
+    return {
+        "_caps_span": (float(by_cap.index[0]), float(by_cap.index[-1])),
+        "capped_seeds": int(by_cap.seeds.max()),
+        "mse_cap0": float(cap0.mse),
+        "mse_cap1": float(cap1.mse),
+        "ratio": float(cap0.mse / cap1.mse),
+        "_capped_above": bool(
+            (capped.mse >= capped["MSE floor"]).all()
+            and (capped.rel_err_trigger >= capped["bound on rel_err_trigger"]).all()
+            and (capped.sq_err_nontrigger_row >= capped.sq_bound_nontrigger_row - 1e-9).all()
+        ),
+        "_uncapped_stopped": bool(capped[capped.cap == 1.0].stopped_early.all()),
+        "stop_linf": f"{capped.stop_linf.iloc[0]:g}",
+        "bound_cap_max": f"{bound.index.max():g}" if len(bound) else "–",
+        "_bound_falls": bool(len(bound) > 1 and bound.mse.is_monotonic_decreasing and (bound.mse > cap1.mse).all()),
+        "_bound_stopped": int(bound.stopped.sum()),
+        "free_caps": _span(free.index),
+        "n_free": int(free.seeds.sum()),
+        "n_free_stopped": int(free.stopped.sum()),
+        "free_mse_min": float(free.mse.min()) if len(free) else float("nan"),
+        "free_mse_max": float(free.mse.max()) if len(free) else float("nan"),
+        "_all_fall": bool(below.mse.is_monotonic_decreasing),
+        "above_min": float(above.min()),
+        "above_max": float(above.max()),
+        "cap0_trig": float(cap0.rel_err_trigger),
+        "_cap0_nontrig_max": float(at0.rel_err_nontrigger.max()),
+        "d_cap0": float(cap0.mean_d),
+        "d_cap1": float(cap1.mean_d),
+        "floor_cap0": float(cap0["MSE floor"]),
+        "bound_cap0": at_least(at0["bound on rel_err_trigger"].min()),
+        "_bound_cap0": float(at0["bound on rel_err_trigger"].min()),
+    }
+
+
+def _no_bos_measures(nb: pd.DataFrame) -> dict:
+    soft, relu = nb[nb.attention == "softmax"], nb[nb.attention == "relu_visible"]
+    floor = float(soft["MSE floor"].iloc[0])
+    return {
+        "nb_n": int(len(soft)),
+        "nb_floor": floor,
+        "nb_err_min": at_least(soft.rel_err_trigger.min()),
+        "_nb_err_min": float(soft.rel_err_trigger.min()),
+        "nb_bound_max": at_most(soft["bound on rel_err_trigger"].max()),
+        "_nb_bound_max": float(soft["bound on rel_err_trigger"].max()),
+        "_nb_above": bool(
+            (soft.rel_err_trigger >= soft["bound on rel_err_trigger"]).all() and (soft.mse >= soft["MSE floor"]).all()
+        ),
+        "relu_nb_mse": at_most(relu.mse.max()) if len(relu) else "–",
+        "_relu_nb_mse": float(relu.mse.max()) if len(relu) else float("nan"),
+        "_relu_below": bool(len(relu) > 0 and (relu.mse < floor).all()),
+    }
+
+
+@CHAPTER.measures
+def measures(family, rows, checks, steps, cert, tight, capped, no_bos) -> dict:
+    """The numbers chapter 2 quotes, from what its sections compute: :func:`family_table`,
+    :func:`row_terms`' frame, :func:`corollary_checks`, :func:`proof_steps`, :func:`certify`,
+    :func:`tightness`, :func:`capped_runs` and :func:`no_bos_runs`."""
+    task = TriggerTask()
+    m = {**_family_measures(family), **_row_measures(rows, checks, steps), **_certificate_measures(cert, task)}
+    points = certificate_points(cert, tight, task)
+    m.update(_tight_measures(tight, points, m["vacuous_mse"], len(cert)))
+    m.update(_capped_measures(capped))
+    m.update(_no_bos_measures(no_bos))
+    return m
+
+
+# ---- the claims, in the chapter's order ----
+
+
+@CHAPTER.claim(
+    "family-sinks-as-error-falls",
+    "As the margin grows, the hand-built heads' error falls and their BOS mass rises, together; "
+    "at margin 12 the BOS mass exceeds 0.9999 and the test MSE is below 10⁻⁸.",
+    profiles=BOTH,
+)
+def _(m):
+    holds = m["family_monotone"] and m["family_top_bos"] > 0.9999 and m["family_top_mse"] < 1e-8
+    return holds, f"monotone: {m['family_monotone']}; BOS {m['family_top_bos']:.6f}, MSE {m['family_top_mse']:.2g}"
+
+
+@CHAPTER.claim("no-row-violates", "No row of any head violates the sink inequality.", profiles=BOTH)
+def _(m):
+    return m["n_violations"] == 0, f"{m['n_violations']} of {m['n_rows']:,} rows"
+
+
+@CHAPTER.claim(
+    "hand-built-bound-close",
+    "For the hand-built heads the bound is close: at the median row, within 20% of the weight kept off BOS.",
+    profiles=BOTH,
+)
+def _(m):
+    return 1 <= m["hand_ratio"] < 1.2, f"median ratio {m['hand_ratio']:.3f}"
+
+
+@CHAPTER.claim(
+    "distances-are-accurate", "D_i is computed to within 10⁻³ (its two bounds), on every row.", profiles=BOTH
+)
+def _(m):
+    return m["_max_gap"] < 1e-3, f"largest gap {m['_max_gap']:.2g}"
+
+
+@CHAPTER.claim(
+    "hand-built-distance",
+    "For the hand-built heads the smallest D_i is above the proved 1/√2.",
+    profiles=BOTH,
+)
+def _(m):
+    return m["hand_min_d"] >= 1 / math.sqrt(2) - 1e-6, f"smallest {m['hand_min_d']:.4f} (1/√2 = 0.7071)"
+
+
+@CHAPTER.claim(
+    "trained-distance",
+    "The trained heads keep D_i well away from zero (above 0.5) on every row, and less than 10⁻² of a row off BOS.",
+    profiles=BOTH,
+)
+def _(m):
+    holds = m["trained_min_d"] > 0.5 and m["_trained_off_max"] < 1e-2
+    return holds, f"smallest D_i {m['trained_min_d']:.3f}; most off BOS {m['_trained_off_max']:.2g}"
+
+
+@CHAPTER.claim(
+    "random-distance",
+    "The random heads keep D_i above 0.5, above their floor from the weights, which no computed D_i falls below.",
+    profiles=BOTH,
+)
+def _(m):
+    holds = m["_random_min_d"] > 0.5 and m["_random_min_d"] > m["random_floor"] > 0 and m["_below_floor"] == 0
+    return holds, f"smallest D_i {m['_random_min_d']:.2f}, floor {m['random_floor']:.3f}, {m['_below_floor']} below"
+
+
+@CHAPTER.claim(
+    "corollary-safe-on-trained", "On the trained heads the corollary's bound never fails, at any row.", profiles=BOTH
+)
+def _(m):
+    return m["_trained_whp_violations"] == 0, f"{m['_trained_whp_violations']} rows above the bound"
+
+
+@CHAPTER.claim(
+    "corollary-fails-only-where-allowed",
+    "On the leaking heads every sequence that violates the corollary's bound has E(x) > η/δ, "
+    "and at most a share δ of sequences do; the check has teeth: the narrower leaks violate it, the widest does not.",
+    profiles=BOTH,
+)
+def _(m):
+    *narrow, widest = m["_leak_teeth"]
+    teeth = all(v > 0 for v in narrow) and widest == 0
+    holds = m["_violations_heavy"] and m["_heavy_max"] <= DELTA and teeth
+    shares = ", ".join(f"{v:.2%}" for v in m["_leak_teeth"])
+    return holds, f"violating: {shares}; within the heavy ones: {m['_violations_heavy']}"
+
+
+@CHAPTER.claim("proof-steps-hold", "Every step of the proof holds on every head, up to float rounding.", profiles=BOTH)
+def _(m):
+    worst = m["_steps_worst"]
+    holds = worst["lemma"] <= 1e-6 and worst["markov"] <= TOL and max(worst.values()) <= TOL
+    return holds, "worst: " + ", ".join(f"{k} {v:.1g}" for k, v in worst.items())
+
+
+@CHAPTER.claim(
+    "certificate-weakens-but-bites",
+    "The certificate weakens as the error grows, and still bites at an expected MSE of 10⁻⁶.",
+    profiles=BOTH,
+)
+def _(m):
+    b = m["_B"]
+    return b[1e-8] > b[1e-7] > b[1e-6] > 0, f"B = {b[1e-8]:.3f}, {b[1e-7]:.3f}, {b[1e-6]:.3f}"
+
+
+@CHAPTER.claim(
+    "trained-heads-certified",
+    "Every head trained in chapter 1 is certified, from its loss alone, to keep more than 0.9 "
+    "of its weight on BOS at position 1.",
+    profiles=BOTH,
+)
+def _(m):
+    return m["_cert_min"] > 0.9, f"smallest certificate {m['_cert_min']:.3f} ({m['cert_n']} heads)"
+
+
+@CHAPTER.claim(
+    "certificate-holds-on-test",
+    "No test sequence falls below its head's certificate, at position 1 or at any row.",
+    profiles=BOTH,
+)
+def _(m):
+    holds = m["below_max"] == 0 and m["every_below_max"] == 0
+    return holds, f"largest shares below: {m['below_max']:.2%}, {m['every_below_max']:.2%}"
+
+
+@CHAPTER.claim(
+    "margin-is-wide",
+    "The MSE margin lies at least 5 standard errors above each measured MSE.",
+    profiles=BOTH,
+)
+def _(m):
+    return m["se_sigmas"] >= 5, f"{m['se_sigmas']} standard errors at least"
+
+
+@CHAPTER.claim(
+    "every-row-certified",
+    "The trained heads' weights give a floor on D_i above 0.5, and the corollary then certifies "
+    "more than 0.9 on BOS at every non-trigger row.",
+    profiles=BOTH,
+)
+def _(m):
+    return m["_floor_min"] > 0.5 and m[
+        "_every_min"
+    ] > 0.9, f"floor {m['_floor_min']:.3f}, certificate {m['_every_min']:.3f}"
+
+
+@CHAPTER.claim(
+    "certificate-allows-every-head",
+    "No head lies above the certificate's δ = 0.05 curve; the trained heads sit more than 100 times below it.",
+    profiles=BOTH,
+)
+def _(m):
+    holds = m["_markers_above"] == 0 and m["_trained_room_min"] > 100
+    return holds, f"{m['_markers_above']} above; trained heads {m['_trained_room_min']:.0f} times below at least"
+
+
+@CHAPTER.claim(
+    "leaks-come-close",
+    "On the leaking heads the certificate allows 1 to 20 times the mass they keep; the cheaper leaks "
+    "on the shortest tokens come closest, and in each kind the factor grows with the error.",
+    profiles=BOTH,
+)
+def _(m):
+    holds = (
+        m["leak_share_min"] > DELTA
+        and 1 <= m["leak_ratio_min"]
+        and m["leak_ratio_max"] < 20
+        and m["short_ratio_max"] < m["_plain_ratio_min"]
+        and m["_leak_grows"]
+    )
+    return holds, f"{m['leak_ratio_min']:.1f} to {m['leak_ratio_max']:.1f}; shortest {m['short_ratio_max']:.1f} at most"
+
+
+@CHAPTER.claim(
+    "hand-built-far-inside",
+    "On the hand-built heads the certificate is more than 100 times too generous, and their error sits "
+    "at the rows the proof does not use (more than 99% at the rows from 2 on).",
+    profiles=BOTH,
+)
+def _(m):
+    holds = m["_family_ratio"] > max(100, 10 * m["leak_ratio_max"]) and m["_late_share"] > 0.99
+    return holds, f"factor {m['_family_ratio']:.0f}; late share {m['_late_share']:.2%}"
+
+
+@CHAPTER.claim(
+    "small-leak-voids-it",
+    "A leak of a few percent of the weight, on 2δ of the sequences, reaches the MSE where the certificate is vacuous.",
+    profiles=BOTH,
+)
+def _(m):
+    return m["_mu_vac_max"] < 0.1, f"largest such leak {m['_mu_vac_max']:.1%}"
+
+
+@CHAPTER.claim(
+    "capped-above-floors",
+    "Every capped head stays above the proved floors: its test MSE, its relative error at the trigger, "
+    "and its squared error at the other rows.",
+    profiles=BOTH,
+)
+def _(m):
+    return m["_capped_above"], f"all above: {m['_capped_above']}"
+
+
+@CHAPTER.claim(
+    "cap-zero-far-worse",
+    "The heads capped at 0 end more than 100 times above the uncapped heads, which all meet the stopping rule.",
+    profiles=BOTH,
+)
+def _(m):
+    holds = m["_caps_span"] == (0.0, 1.0) and m["ratio"] > 100 and m["_uncapped_stopped"]
+    return holds, f"{m['ratio']:.3g} times; uncapped all stopped: {m['_uncapped_stopped']}"
+
+
+@CHAPTER.claim(
+    "error-falls-where-floor-binds",
+    "Where the floor is above the squared stopping threshold, the mean test MSE falls steadily as the cap "
+    "rises, and no head stops.",
+)
+def _(m):
+    holds = m["_bound_falls"] and m["_bound_stopped"] == 0
+    return holds, f"caps 0 to {m['bound_cap_max']}: falls {m['_bound_falls']}, {m['_bound_stopped']} stopped"
+
+
+@CHAPTER.claim(
+    "no-capped-head-stops",
+    "Where the floor is below it, no capped head met the stopping rule either, and over all caps below 1 "
+    "the mean test MSE falls as the cap rises.",
+)
+def _(m):
+    holds = m["n_free"] > 0 and m["n_free_stopped"] == 0 and m["_all_fall"]
+    return holds, f"caps {m['free_caps']}: {m['n_free_stopped']} of {m['n_free']} stopped; falls {m['_all_fall']}"
+
+
+@CHAPTER.claim(
+    "floors-not-reached",
+    "At every cap below 1 the mean test MSE is more than the proved floor (5 to 32 times on the full runs).",
+    profiles=BOTH,
+)
+def _(m):
+    return m["above_min"] > 1, f"{m['above_min']:.2g} to {m['above_max']:.2g} times"
+
+
+@CHAPTER.claim(
+    "cap-zero-gives-up-the-trigger",
+    "At cap 0 the heads keep the non-trigger rows nearly silent (relative error below 10⁻²) and lose "
+    "much of the trigger's average (relative error above 0.3), by shrinking D_i below a fifth of the uncapped heads'.",
+    profiles=BOTH,
+)
+def _(m):
+    holds = m["_cap0_nontrig_max"] < 1e-2 and m["cap0_trig"] > 0.3 and m["d_cap0"] < 0.2 * m["d_cap1"]
+    d = f"D {m['d_cap0']:.3f} vs {m['d_cap1']:.2f}"
+    return holds, f"non-trigger {m['_cap0_nontrig_max']:.2g}, trigger {m['cap0_trig']:.2f}, {d}"
+
+
+@CHAPTER.claim(
+    "no-bos-above-floors",
+    "Every softmax head trained without BOS stays above the corollary's floors, at the trigger and on the MSE.",
+    profiles=BOTH,
+)
+def _(m):
+    return m["_nb_above"], f"trigger error {m['_nb_err_min']:.2f} at least, floor {m['_nb_bound_max']:.2f} at most"
+
+
+@CHAPTER.claim(
+    "relu-beats-the-simplex-floor",
+    "The relu_visible heads trained without BOS go below the floor that binds every simplex head.",
+    profiles=BOTH,
+)
+def _(m):
+    return m["_relu_below"], f"largest MSE {m['_relu_nb_mse']:.2g}, floor {m['nb_floor']:.2g}"

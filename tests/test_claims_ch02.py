@@ -1,0 +1,375 @@
+"""Chapter 2's claims (attnsink.claims.ch02): each holds on good measures and fails when its
+number moves; the measures read made-up frames right; the analyses run on small inputs."""
+
+from __future__ import annotations
+
+from types import SimpleNamespace
+
+import pandas as pd
+import pytest
+
+from attnsink import TriggerTask, claims
+from attnsink.claims import ch02
+from attnsink.construct import softmax_solution
+
+GOOD = {  # the full runs' measures, as the chapter quotes them
+    "family_monotone": True,
+    "family_top_bos": 0.99995,
+    "family_top_mse": 2.2e-10,
+    "n_rows": 50_400,
+    "n_violations": 0,
+    "hand_ratio": 1.10,
+    "_max_gap": 2.9e-5,
+    "hand_min_d": 0.779,
+    "trained_min_d": 0.778,
+    "_trained_off_max": 0.0024,
+    "_random_min_d": 0.83,
+    "random_floor": 0.055,
+    "_below_floor": 0,
+    "_trained_whp_violations": 0,
+    "_leak_teeth": [0.002, 0.011, 0.0],
+    "_violations_heavy": True,
+    "_heavy_max": 0.036,
+    "_steps_worst": {"lemma": 0.0, "convex": 9.5e-7, "triangle": 3.8e-6, "markov": -0.05, "cauchy": -2e-4},
+    "_B": {1e-8: 0.983, 1e-7: 0.928, 1e-6: 0.409},
+    "_cert_min": 0.915,
+    "cert_n": 10,
+    "below_max": 0.0,
+    "every_below_max": 0.0,
+    "se_sigmas": 21,
+    "_floor_min": 0.705,
+    "_every_min": 0.949,
+    "_markers_above": 0,
+    "_trained_room_min": 447.0,
+    "leak_share_min": 0.051,
+    "leak_ratio_min": 3.6,
+    "leak_ratio_max": 13.8,
+    "short_ratio_max": 5.5,
+    "_plain_ratio_min": 6.8,
+    "_leak_grows": True,
+    "_family_ratio": 380.0,
+    "_late_share": 0.996,
+    "_mu_vac_max": 0.047,
+    "_capped_above": True,
+    "_caps_span": (0.0, 1.0),
+    "ratio": 92_000.0,
+    "_uncapped_stopped": True,
+    "_bound_falls": True,
+    "_bound_stopped": 0,
+    "bound_cap_max": "0.85",
+    "n_free": 20,
+    "n_free_stopped": 0,
+    "free_caps": "0.9 to 0.99",
+    "_all_fall": True,
+    "above_min": 5.3,
+    "above_max": 32.0,
+    "_cap0_nontrig_max": 0.001,
+    "cap0_trig": 0.48,
+    "d_cap0": 0.029,
+    "d_cap1": 1.21,
+    "_nb_above": True,
+    "_nb_err_min": 0.42,
+    "_nb_bound_max": 0.113,
+    "_relu_below": True,
+    "_relu_nb_mse": 7.6e-8,
+    "nb_floor": 4.3e-4,
+}
+
+BREAKS = {  # claim -> a change of the measures that makes it false
+    "family-sinks-as-error-falls": {"family_top_bos": 0.999},
+    "no-row-violates": {"n_violations": 1},
+    "hand-built-bound-close": {"hand_ratio": 1.3},
+    "distances-are-accurate": {"_max_gap": 2e-3},
+    "hand-built-distance": {"hand_min_d": 0.70},
+    "trained-distance": {"trained_min_d": 0.4},
+    "random-distance": {"_below_floor": 1},
+    "corollary-safe-on-trained": {"_trained_whp_violations": 1},
+    "corollary-fails-only-where-allowed": {"_leak_teeth": [0.002, 0.011, 0.001]},
+    "proof-steps-hold": {"_steps_worst": {**GOOD["_steps_worst"], "triangle": 1e-3}},
+    "certificate-weakens-but-bites": {"_B": {1e-8: 0.98, 1e-7: 0.93, 1e-6: 0.0}},
+    "trained-heads-certified": {"_cert_min": 0.85},
+    "certificate-holds-on-test": {"every_below_max": 0.001},
+    "margin-is-wide": {"se_sigmas": 4},
+    "every-row-certified": {"_every_min": 0.8},
+    "certificate-allows-every-head": {"_markers_above": 1},
+    "leaks-come-close": {"leak_ratio_max": 25.0},
+    "hand-built-far-inside": {"_late_share": 0.9},
+    "small-leak-voids-it": {"_mu_vac_max": 0.2},
+    "capped-above-floors": {"_capped_above": False},
+    "cap-zero-far-worse": {"ratio": 50.0},
+    "error-falls-where-floor-binds": {"_bound_stopped": 1},
+    "no-capped-head-stops": {"n_free_stopped": 1},
+    "floors-not-reached": {"above_min": 0.9},
+    "cap-zero-gives-up-the-trigger": {"d_cap0": 0.5},
+    "no-bos-above-floors": {"_nb_above": False},
+    "relu-beats-the-simplex-floor": {"_relu_below": False},
+}
+
+
+def test_every_chapter_2_claim_holds_on_good_measures_and_fails_when_its_number_moves():
+    ids = [c.id for c in ch02.CHAPTER.claims]
+    assert sorted(ids) == sorted(BREAKS), "every claim has a test that breaks it"
+    for c in ch02.CHAPTER.claims:
+        assert c.run(GOOD)[0], c.id
+        broken = {**GOOD, **BREAKS[c.id]}
+        assert not c.run(broken)[0], c.id
+        others = [o.id for o in ch02.CHAPTER.claims if o.id != c.id and not o.run(broken)[0]]
+        assert others == [] or c.id == "leaks-come-close", (c.id, others)  # each break moves one claim
+
+
+def test_more_branches_fail():
+    run = {c.id: c for c in ch02.CHAPTER.claims}
+    for cid, change in [
+        ("corollary-fails-only-where-allowed", {"_violations_heavy": False}),
+        ("corollary-fails-only-where-allowed", {"_leak_teeth": [0.0, 0.0, 0.0]}),
+        ("corollary-fails-only-where-allowed", {"_heavy_max": 0.06}),
+        ("leaks-come-close", {"_leak_grows": False}),
+        ("leaks-come-close", {"short_ratio_max": 7.0}),
+        ("leaks-come-close", {"leak_share_min": 0.04}),
+        ("hand-built-far-inside", {"_family_ratio": 90.0}),
+        ("cap-zero-far-worse", {"_uncapped_stopped": False}),
+        ("cap-zero-far-worse", {"_caps_span": (0.1, 1.0)}),
+        ("no-capped-head-stops", {"_all_fall": False}),
+        ("no-capped-head-stops", {"n_free": 0}),
+        ("error-falls-where-floor-binds", {"_bound_falls": False}),
+        ("cap-zero-gives-up-the-trigger", {"cap0_trig": 0.2}),
+        ("cap-zero-gives-up-the-trigger", {"_cap0_nontrig_max": 0.02}),
+        ("random-distance", {"random_floor": 0.9}),
+        ("trained-distance", {"_trained_off_max": 0.02}),
+        ("every-row-certified", {"_floor_min": 0.4}),
+        ("certificate-allows-every-head", {"_trained_room_min": 90.0}),
+        ("certificate-holds-on-test", {"below_max": 0.001}),
+        ("proof-steps-hold", {"_steps_worst": {**GOOD["_steps_worst"], "lemma": 1e-5}}),
+    ]:
+        assert not run[cid].run({**GOOD, **change})[0], (cid, change)
+
+
+def test_directed_rounding_keeps_at_least_and_at_most_true():
+    assert ch02.at_least(0.94898, 3) == "0.948" and ch02.at_most(0.94898, 3) == "0.949"
+    assert ch02.at_least(379.99, 3) == "379" and ch02.at_most(0.1127) == "0.12"
+    assert ch02.at_most(0.00929, percent=True) == "0.93%" and ch02.at_least(0.9964, 3, percent=True) == "99.6%"
+    assert ch02.at_most(7.63e-8) == "7.7 × 10⁻⁸" and ch02.at_least(0.7) == "0.70" and ch02.at_most(0.0) == "0"
+
+
+# ---- the measures, on made-up frames ----
+
+
+def _rows():
+    rows = []
+    for source, off, d, floor in (
+        ("hand-built", 0.1, 0.8, 0.7),
+        ("trained (chapter 1)", 1e-4, 0.9, 0.7),
+        ("random", 0.5, 1.0, 0.2),
+    ):
+        for k in range(2):
+            rows.append(
+                {
+                    "source": source,
+                    "head": f"{source}, seed 0",
+                    "mass_off_bos": off * (k + 1),
+                    "rhs": 1.1 * off * (k + 1) * d,  # the bound: 1.1 times the weight off BOS
+                    "d_lower": d,
+                    "d_upper": d + 1e-5,
+                    "floor": floor,
+                    "whp": 0.01,
+                }
+            )
+    rows = pd.DataFrame(rows)
+    rows["scaled_error"] = rows.rhs / rows.d_lower
+    return rows
+
+
+def _capped():
+    """Two seeds per cap; the floors of caps 0 and 0.5 are above stop_linf² (2.5e-5), 0.9's below."""
+    rows = []
+    for cap, mse, floor, d in (
+        (0.0, 3e-3, 5e-4, 0.03),
+        (0.5, 2e-3, 2.5e-4, 0.2),
+        (0.9, 5e-4, 1.8e-5, 0.5),
+        (1.0, 3e-8, 0.0, 1.2),
+    ):
+        for seed in range(2):
+            rows.append(
+                {
+                    "cap": cap,
+                    "seed": seed,
+                    "steps": 800 if cap == 1 else 20_000,
+                    "stopped_early": cap == 1,
+                    "mse": mse,
+                    "MSE floor": floor,
+                    "rel_err_trigger": 0.48 if cap == 0 else 0.01,
+                    "bound on rel_err_trigger": 0.1 if cap == 0 else 0.0,
+                    "rel_err_nontrigger": 1e-3,
+                    "bos_mass_nontrigger": min(cap, 0.999),
+                    "sq_err_nontrigger_row": 1e-4,
+                    "sq_bound_nontrigger_row": 1e-5,
+                    "mean_d": d,
+                    "stop_linf": 0.005,
+                }
+            )
+    return pd.DataFrame(rows)
+
+
+def made_up():
+    """What the chapter's sections compute, made up and small."""
+    family = pd.DataFrame(
+        {
+            "margin": [0.0, 12.0],
+            "mse": [0.06, 2e-10],
+            "rel_err_trigger": [0.03, 2e-12],
+            "rel_err_nontrigger": [0.7, 3e-9],
+            "bos_mass_nontrigger": [0.16, 0.99995],
+        }
+    )
+    checks = pd.DataFrame(
+        {
+            "fraction leaking": [0.01, 0.04],
+            "eta": [6e-6, 2.4e-5],
+            "sequences violating": [0.01, 0.0],
+            "sequences with E > eta/delta": [0.01, 0.035],
+            "violating within heavy": [True, True],
+        }
+    )
+    steps = pd.DataFrame(
+        {
+            "head": ["a", "b"],
+            "lemma |y0 - u0|": [0.0, 0.0],
+            "min |u_bar| - D_i": [0.0, -2e-7],
+            "min triangle slack": [1e-5, -1e-7],
+            "Markov: P - delta": [-0.05, -0.05],
+            "Cauchy-Schwarz: max excess": [-1e-3, -0.5],
+        }
+    )
+    cert = pd.DataFrame(
+        {
+            "seed": [0, 1],
+            "test MSE": [3e-8, 1e-7],
+            "its standard error": [1.5e-10, 1e-9],
+            "certified BOS weight at position 1": [0.96, 0.915],
+            "smallest measured": [0.9999, 0.9997],
+            "sequences below the certificate": [0.0, 0.0],
+            "mass off BOS, 95% quantile": [5e-5, 1.6e-4],
+            "floor on D_i from the weights": [0.707, 0.705],
+            "certified BOS weight, every row": [0.97, 0.949],
+            "sequences with a row below it": [0.0, 0.0],
+        }
+    )
+    tight = pd.DataFrame(
+        [
+            {"head": head, "test MSE": unit * mu**2, "fraction leaking": share, "mass off BOS": mu}
+            for head, unit, share in (("row_one_leak", 2.3e-3, 0.1), ("row_one_leak (shortest x₁)", 6.5e-4, 0.051))
+            for mu in (1e-4, 1e-3, 1e-2)
+        ]
+        + [
+            {
+                "head": "hand-built, margin 12",
+                "test MSE": 2.2e-10,
+                "mass off BOS": 6e-6,
+                "late share": 0.996,
+                "row 1 share": 0.004,
+            }
+        ]
+    )
+    tight["certified: at most"] = 4.0 * tight["mass off BOS"] * (1 + tight.index % 3)  # grows with the error
+    tight.loc[tight["head"].str.startswith("row_one_leak (s"), "certified: at most"] /= 4
+    tight.loc[tight["head"].str.startswith("hand"), "certified: at most"] = 2.4e-3
+    tight["ratio"] = tight["certified: at most"] / tight["mass off BOS"]
+    no_bos = pd.DataFrame(
+        {
+            "attention": ["softmax", "softmax", "relu_visible"],
+            "mse": [2.3e-3, 2.3e-3, 7e-8],
+            "rel_err_trigger": [0.42, 0.43, 1e-6],
+            "bound on rel_err_trigger": [0.11, 0.113, float("nan")],
+            "MSE floor": [4.3e-4] * 3,
+        }
+    )
+    return dict(
+        family=family, rows=_rows(), checks=checks, steps=steps, cert=cert, tight=tight, capped=_capped(), no_bos=no_bos
+    )
+
+
+def test_chapter_2_measures_read_the_made_up_frames():
+    m = ch02.measures(**made_up())
+    assert m["family_monotone"] and m["family_top_margin"] == 12 and m["family_top_bos"] == pytest.approx(0.99995)
+    assert (m["n_rows"], m["n_violations"], m["_below_floor"]) == (6, 0, 0)
+    assert m["hand_ratio"] == pytest.approx(1.1) and m["_random_min_d"] == 1.0 and m["random_floor"] == 0.2
+    assert m["_leak_teeth"] == [0.01, 0.0] and m["leak_violating_max"] == "1.0%"
+    assert m["_steps_worst"]["convex"] == pytest.approx(2e-7) and m["_steps_worst"]["triangle"] == pytest.approx(1e-7)
+    assert (m["cert_n"], m["cert_min"], m["every_min"], m["floor_min"]) == (2, "0.915", "0.949", "0.70")
+    assert m["se_sigmas"] == 20 and m["se_max"] == "1.0%"  # 0.2 / 0.01: the second head's
+    assert m["leak_ratio_min"] == pytest.approx(1) and m["leak_ratio_max"] == pytest.approx(12)
+    assert m["_leak_grows"] and m["_family_ratio"] == pytest.approx(400) and m["late_share"] == "99.6%"
+    # the unit MSEs are 2.3e-3 and 6.5e-4: the vacuous MSE over each, square-rooted
+    assert m["_mu_vac_max"] == pytest.approx((m["vacuous_mse"] / 6.5e-4) ** 0.5)
+    assert m["_markers_above"] == 0 and m["_trained_room_min"] > 100
+    assert (m["bound_cap_max"], m["free_caps"], m["n_free"], m["n_free_stopped"]) == ("0.5", "0.9", 2, 0)
+    assert m["_bound_falls"] and m["_all_fall"] and m["_capped_above"] and m["_uncapped_stopped"]
+    assert m["ratio"] == pytest.approx(1e5) and m["above_min"] == pytest.approx(6)
+    assert m["above_max"] == pytest.approx(5e-4 / 1.8e-5)
+    assert m["cap0_trig"] == pytest.approx(0.48) and m["bound_cap0"] == "0.10" and m["capped_seeds"] == 2
+    assert m["_nb_above"] and m["_relu_below"] and m["nb_n"] == 2 and m["nb_err_min"] == "0.42"
+    report = claims.run_claims("ch2", "full", **made_up())
+    assert {r["id"] for r in report.rows if not r["holds"]} == set()
+
+
+def test_a_capped_head_that_stops_where_the_floor_binds_fails_its_claim():
+    found = made_up()
+    found["capped"].loc[found["capped"].cap == 0.5, "stopped_early"] = True
+    failed = {r["id"] for r in claims.run_claims("ch2", "full", **found).failed}
+    assert failed == {"error-falls-where-floor-binds"}
+
+
+def test_a_row_above_the_bound_is_a_violation():
+    found = made_up()
+    found["rows"].loc[0, "rhs"] = 0.0
+    m = ch02.measures(**found)
+    assert m["n_violations"] == 1
+    assert "no-row-violates" in {r["id"] for r in claims.run_claims("ch2", "full", **found).failed}
+
+
+# ---- the analyses, on small inputs ----
+
+
+def test_the_analyses_run_on_small_inputs(monkeypatch, tmp_path):
+    monkeypatch.setenv("ATTNSINK_CACHE_DIR", str(tmp_path))
+    task = TriggerTask()
+    family = ch02.family_table(task, margins=(0.0, 12.0))
+    assert family.bos_mass_nontrigger.is_monotonic_increasing and family.mse.iloc[-1] < 1e-8
+    trained = [SimpleNamespace(model=softmax_solution(task, 12.0), seed=0)]  # stands for a trained head
+    heads = {"hand-built, margin 12": trained[0].model}
+    rows, terms = ch02.row_terms(heads, task, n=4)
+    assert len(rows) == 4 * 14 and (rows.mass_off_bos * rows.d_lower <= rows.rhs + 1e-6).all()
+    assert rows.d_lower.min() >= 2**-0.5 - 1e-6 and (rows.floor > 0).all()
+    steps = ch02.proof_steps(heads, terms, task, n=4)
+    assert steps["lemma |y0 - u0|"].max() <= 1e-6 and steps["min triangle slack"].min() >= -1e-5
+    checks = ch02.corollary_checks(task, n=2000)
+    assert checks["violating within heavy"].all()
+    cert = ch02.certify(trained, task, n=500)
+    assert (
+        cert["certified BOS weight at position 1"].iloc[0] > 0.9
+        and cert["sequences below the certificate"].iloc[0] == 0
+    )
+    tight = ch02.tightness(task, n_probe=4000, n=500)
+    assert (tight.ratio >= 1).all() and len(tight) == 8
+    points = ch02.certificate_points(cert, tight, task)
+    assert (points.mass_off <= points.allowed).all() and len(ch02.certificate_curve(task)) == 80
+    grid = ch02.certificate_grid(task, mses=(1e-8, 1e-6), deltas=(0.05,))
+    assert grid["B, δ = 0.05"].is_monotonic_decreasing
+
+
+def test_capped_and_no_bos_runs_get_their_floors():
+    task = TriggerTask()
+    raw = _capped().drop(columns=["MSE floor", "bound on rel_err_trigger", "stop_linf"])
+    cb = SimpleNamespace(frame=lambda: raw.copy(), settings=SimpleNamespace(stop_linf=0.004))
+    capped = ch02.capped_runs(cb, task)
+    assert (capped.stop_linf == 0.004).all() and (capped[capped.cap == 1.0]["MSE floor"] == 0).all()
+    assert capped.groupby("cap")["MSE floor"].first().loc[[0.0, 0.5, 0.9]].is_monotonic_decreasing
+    by_cap = ch02.capped_by_cap(capped)
+    assert list(by_cap.cap) == [0.0, 0.5, 0.9, 1.0] and list(by_cap.stopped) == [0, 0, 0, 2]
+    run = {"no_bos": True, "mse": 1e-3, "rel_err_trigger": 0.4, "rel_err_nontrigger": 1e-3}
+    vr = SimpleNamespace(
+        runs=[{**run, "attention": "softmax"}, {**run, "attention": "relu_visible"}, {**run, "attention": "relu"}]
+        + [{**run, "attention": "softmax", "no_bos": False}]
+    )
+    nb = ch02.no_bos_runs(vr)
+    assert list(nb.attention) == ["softmax", "relu_visible"] and nb["bound on rel_err_trigger"].iloc[0] > 0
