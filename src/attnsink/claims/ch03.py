@@ -1,8 +1,558 @@
-"""Chapter 3's claims. See :mod:`attnsink.claims`."""
+"""Chapter 3's claims: a ReLU head solves the trigger task exactly with no sink, its scale must
+count the averaged tokens, the ReLU heads of chapter 1 find the construction, and without BOS
+a ReLU head still solves the task while a softmax head cannot.
+
+:func:`measures` builds the construction (:func:`attnsink.construct.relu_solution`), runs it on
+the chapter's test batch, and reads the trained heads of :func:`attnsink.experiments.single_layer`
+(ReLU) and :func:`attnsink.experiments.variants` (``relu_visible`` with BOS; softmax and
+``relu_visible`` without it); a few seconds on a CPU. The ``table_*`` functions draw the
+chapter's tables from the measures."""
 
 from __future__ import annotations
 
+import numpy as np
+import pandas as pd
+import torch
+
+from ..analysis import bos_trigger_share, content_value_norm, noise_free_trigger_rms, relu_trigger_anatomy
+from ..book import table
+from ..construct import relu_solution, with_attention
+from ..metrics import evaluate
+from ..profiles import FIGURE_TRIGGER_POS
+from ..task import TriggerTask
+from ..theory import mse_lower_bound, position_scale_error_bound, trigger_error_lower_bound
 from .base import Chapter
 
 CHAPTER = Chapter("ch3")
 BOTH = ("quick", "full")
+
+TOL = 1e-5
+"""float32 rounding: an output within this of its target is exact."""
+
+SCALES = {
+    "1/max(i,1) (relu)": lambda i: 1 / i.clamp(min=1),
+    "2/max(i,1)": lambda i: 2 / i.clamp(min=1),
+    "1/(i+1) (relu_visible)": lambda i: 1 / (i + 1),
+    "1/sqrt(max(i,1))": lambda i: 1 / i.clamp(min=1).sqrt(),
+    "1/max(i,1)^2": lambda i: 1 / i.clamp(min=1) ** 2,
+    "1 (no scale)": lambda i: torch.ones_like(i),
+}
+"""The position-only scales of exercise 1: the first two are proportional to 1/j."""
+
+
+@CHAPTER.measures
+def measures(task, batch, visible_runs, relu_runs, nobos) -> dict:
+    """The numbers chapter 3 quotes. ``task`` is the paper's task and ``batch`` the chapter's
+    test sequences; ``visible_runs`` the ``relu_visible`` heads trained with BOS, ``relu_runs``
+    chapter 1's ReLU heads, ``nobos`` the :func:`~attnsink.experiments.variants` result with
+    softmax and ``relu_visible`` trained without BOS."""
+    with torch.no_grad():
+        return {
+            **_construction(task, batch),
+            **_scale(task, batch, visible_runs),
+            **_trained(task, batch[:2000], relu_runs),
+            **_no_bos(nobos),
+            **_exercises(task, batch[:2000], relu_runs),
+        }
+
+
+def _construction(task, batch) -> dict:
+    """The construction on the test batch, and its attention with the trigger at position 7."""
+    head = relu_solution(task)
+    qk = head.W_Q[0, 0] @ head.W_K[0, 0].T  # (query channel, key channel)
+    vo = head.W_V[0, 0] @ head.W_O[0, 0]
+    y_hat, (a,) = head(batch.x)
+    off = a[:, 0][~batch.is_trigger]  # every non-trigger row, BOS's own included: (rows, keys)
+    j = FIGURE_TRIGGER_POS
+    row = evaluate(head, task, trigger_pos=j).attn[0][:, 0, j]  # (sequences, keys)
+    return {
+        "n_test": len(batch.x),
+        "qk_entries": sorted(map(tuple, qk.nonzero().tolist())),
+        "vo_diagonal": vo.diag().tolist() if bool((vo == torch.diag(vo.diag())).all()) else None,
+        "exact_err": (y_hat - batch.y).abs().max().item(),
+        "exact_off_max": off.abs().max().item(),
+        "exact_row_gap": (row[:, 1 : j + 1] - 1 / j).abs().max().item(),
+        "exact_row_bos": row[:, 0].abs().max().item(),
+    }
+
+
+def _scale(task, batch, visible_runs) -> dict:
+    """The construction under the visible-key scale, and the proposition's floor against it."""
+    visible = with_attention(relu_solution(task), "relu_visible")
+    y_vis, (a_vis,) = visible(batch.x)
+    j = batch.trigger_pos.double()
+    ratio = (y_vis[batch.is_trigger].norm(dim=-1) / batch.y[batch.is_trigger].norm(dim=-1)).double()
+    expected = (j / (j + 1))[:, None] * batch.y[batch.is_trigger]
+    summary = evaluate(visible, task).summary()
+    pos_bound = position_scale_error_bound(task, "relu_visible")
+    heads = {"construction, relu_visible": visible} | {
+        f"trained relu_visible, seed {r.seed}": r.model for r in visible_runs
+    }
+    rms = pd.Series({name: noise_free_trigger_rms(m, task) for name, m in heads.items()})
+    trained = rms.iloc[1:]
+    by_j = pd.DataFrame({"trigger j": batch.trigger_pos.numpy(), "|output| / |target|": ratio.numpy()})
+    by_j = by_j.groupby("trigger j").mean()
+    by_j["j / (j + 1)"] = by_j.index / (by_j.index + 1)
+    return {
+        "vis_gap": (y_vis[batch.is_trigger] - expected).abs().max().item(),
+        "vis_off_max": a_vis[:, 0][~batch.is_trigger].abs().max().item(),
+        "vis_linf": float(summary["linf"]),
+        "vis_rel": float(summary["rel_err_trigger"]),
+        "relu_floor": position_scale_error_bound(task, "relu"),
+        "pos_bound": pos_bound,
+        "vis_construct": float(rms.iloc[0]),
+        "vis_construct_ratio": float(rms.iloc[0] / pos_bound),
+        "n_vis_trained": len(trained),
+        "pos_trained_min": float(trained.min()) if len(trained) else float("nan"),
+        "pos_trained_max": float(trained.max()) if len(trained) else float("nan"),
+        "pos_trained_ratio": float(trained.max() / pos_bound) if len(trained) else float("nan"),
+        "_by_j": by_j,
+        "_scale_check": pd.DataFrame(
+            {"head": rms.index, "noise-free RMS error": rms.values, "proved floor": pos_bound}
+        ),
+    }
+
+
+def _trained(task, batch, relu_runs) -> dict:
+    """How chapter 1's ReLU heads solve the trigger row (:func:`~attnsink.analysis.relu_trigger_anatomy`)."""
+    compare = relu_trigger_anatomy(relu_runs, batch, positions=(3, 7, 12))
+    c = compare["j x weight on keys 1..j"]
+    scale = compare["value map on noise (diagonal)"]
+    shares = [bos_trigger_share(r.model, task, trigger_pos=FIGURE_TRIGGER_POS) for r in relu_runs]
+    off = [r.model(batch.x)[1][0][:, 0][~batch.is_trigger].abs().max().item() for r in relu_runs]
+    return {
+        "n_relu": len(relu_runs),
+        "c_min": float(c.min()),
+        "c_max": float(c.max()),
+        "c_range": float(compare.groupby("seed")["j x weight on keys 1..j"].agg(np.ptp).max()),
+        "c_times_scale": float((c * scale).mean()),
+        "c_scale_gap": float((c * scale - 1).abs().max()),
+        "key_spread": float(compare["spread over keys"].max()),
+        "off_diagonal": float(compare["value map on noise (off-diagonal)"].max()),
+        "bos_w": float(compare["j x weight on BOS"].mean()),
+        "bos_w_min": float(compare["j x weight on BOS"].min()),
+        "bos_value": float(compare["BOS value norm"].mean()),
+        "bos_value_min": float(compare["BOS value norm"].min()),
+        "bos_share_trigger": float(np.mean(shares)),
+        "bos_share_min": float(min(shares)),
+        "bos_share_max": float(max(shares)),
+        "trained_off_max": max(off),
+        "_anatomy": compare,
+    }
+
+
+def _no_bos(nobos) -> dict:
+    """Softmax and relu_visible trained without BOS: errors, values, the corollary's floors."""
+    runs = pd.DataFrame([r for r in nobos.runs if r["no_bos"]])
+    soft, relu = runs[runs.attention == "softmax"], runs[runs.attention == "relu_visible"]
+    task = TriggerTask(bos=False)
+    test = task.sample(2000, generator=torch.Generator().manual_seed(3))
+    norms = {
+        rule: float(np.mean([content_value_norm(r.model, test) for r in nobos.results[rule, False]]))
+        for rule in ("softmax", "relu_visible")
+    }
+    bounds = [trigger_error_lower_bound(task, v) for v in soft.rel_err_nontrigger]
+    j = FIGURE_TRIGGER_POS
+    soft_map, relu_map = (nobos.figure_attn[rule, False] for rule in ("softmax", "relu_visible"))
+    relu_row = relu_map[:, j, : j + 1]  # positions 0..7: the tokens the trigger averages
+    relu_off = torch.cat([relu_map[:, :j], relu_map[:, j + 1 :]], dim=1)  # every other row
+    soft_mean = soft_map.mean(0)  # (query, key)
+    even = [  # how unevenly each softmax row i >= 1 weighs its content keys (all but the trigger)
+        float(np.ptp(w) / w.max())
+        for i in range(1, soft_mean.shape[0])
+        if i != j
+        for w in [soft_mean[i, [k for k in range(i + 1) if k != j]].numpy()]
+    ]
+    return {
+        "nb_seeds": int(nobos.settings.seeds),
+        "nb_floor0": trigger_error_lower_bound(task, 0.0),
+        "nb_soft_err": float(soft.rel_err_trigger.min()),
+        "nb_soft_stopped": int(soft.stopped_early.sum()),
+        "nb_soft_nontrig": float(soft.rel_err_nontrigger.max()),
+        "nb_bound_min": float(min(bounds)),
+        "nb_bound_ok": bool((soft.rel_err_trigger.to_numpy() >= np.array(bounds)).all()),
+        "nb_mse_floor": mse_lower_bound(task),
+        "nb_soft_mse_min": float(soft.mse.min()),
+        "nb_soft_vnorm": norms["softmax"],
+        "nb_relu_vnorm": norms["relu_visible"],
+        "nb_soft_self": float(soft_map[:, j, j].mean()),
+        "nb_soft_uneven": max(even),
+        "nb_relu_err": float(relu.rel_err_trigger.max()),
+        "nb_relu_stopped": bool(relu.stopped_early.all()),
+        "nb_relu_mass": float(relu.attn_mass_nontrigger.max()),
+        "nb_relu_row_spread": float(np.ptp(relu_row.mean(0).numpy()) / relu_row.mean().item()),
+        "nb_relu_off_fig": float(relu_off.abs().max()),
+        "_runs": runs,
+    }
+
+
+def _exercises(task, batch, relu_runs) -> dict:
+    """The answers of the exercises: the scales' floors, the construction without BOS, the
+    trained heads' margin below zero."""
+    i = torch.arange(task.seq_len, dtype=torch.float64)
+    floors = pd.Series({name: position_scale_error_bound(task, g(i)) for name, g in SCALES.items()})
+    no_bos = TriggerTask(bos=False)
+    swap = {
+        rule: evaluate(with_attention(relu_solution(task), rule), no_bos).summary() for rule in ("relu", "relu_visible")
+    }
+    visible = torch.ones(task.seq_len, task.seq_len, dtype=torch.bool).tril()
+    rows = []
+    for r in relu_runs:
+        q, k = batch.x @ r.model.W_Q[0, 0], batch.x @ r.model.W_K[0, 0]
+        scores = (q @ k.transpose(-1, -2)).masked_fill(~visible, -torch.inf)  # (sequences, query, key)
+        rows.append(
+            {"seed": r.seed, "off": scores[~batch.is_trigger].max().item(), "on": scores[batch.is_trigger].max().item()}
+        )
+    margins = pd.DataFrame(rows)
+    return {
+        "ex_exact_max": float(floors.iloc[:2].max()),
+        "ex_floor_visible": float(floors.iloc[2]),
+        "ex_floor_sqrt": float(floors.iloc[3]),
+        "ex_floor_square": float(floors.iloc[4]),
+        "ex_floor_none": float(floors.iloc[5]),
+        "ex2_relu_linf": float(swap["relu"]["linf"]),
+        "ex2_relu_rel": float(swap["relu"]["rel_err_trigger"]),
+        "ex2_visible_linf": float(swap["relu_visible"]["linf"]),
+        "ex2_off_max": float(max(s["attn_mass_nontrigger"] for s in swap.values())),
+        "ex3_off_min": float(margins.off.min()),
+        "ex3_off_max": float(margins.off.max()),
+        "ex3_on_min": float(margins.on.min()),
+        "ex3_share": f"{(margins.off.abs() / margins.on).max():.1%}",
+        "_ex3_share": float((margins.off.abs() / margins.on).max()),
+        "_floors": floors,
+    }
+
+
+# ---- the construction ----
+
+
+@CHAPTER.claim(
+    "construction-exact",
+    "The construction's largest error on the test batch is float32 rounding (at most 10⁻⁵).",
+    profiles=BOTH,
+)
+def _(m):
+    return m["exact_err"] <= TOL, f"largest error {m['exact_err']:.2g} over {m['n_test']:,} sequences"
+
+
+@CHAPTER.claim("construction-off", "Its weights at every non-trigger position are exactly zero.", profiles=BOTH)
+def _(m):
+    return m["exact_off_max"] == 0, f"largest weight {m['exact_off_max']:.2g}"
+
+
+@CHAPTER.claim(
+    "construction-averages",
+    "At the trigger (position 7) it puts exactly 1/7 on each of keys 1 to 7 and nothing on BOS.",
+    profiles=BOTH,
+)
+def _(m):
+    return m["exact_row_gap"] <= 1e-6 and m["exact_row_bos"] == 0, (
+        f"largest gap to 1/7 {m['exact_row_gap']:.2g}; on BOS {m['exact_row_bos']:.2g}"
+    )
+
+
+@CHAPTER.claim(
+    "construction-weights",
+    "Table 3.1 lists every non-zero weight: two score entries, and the identity less BOS as value map.",
+    profiles=BOTH,
+)
+def _(m):
+    n = len(m["vo_diagonal"] or [])
+    holds = m["qk_entries"] == [(1, 1), (1, n - 1)] and m["vo_diagonal"] == [0.0] + [1.0] * (n - 1)
+    return holds, f"W_QK non-zero at {m['qk_entries']}; W_VO diagonal {m['vo_diagonal'] is not None}"
+
+
+# ---- the scale ----
+
+
+@CHAPTER.claim(
+    "visible-shrinks",
+    "Under the visible-key scale the same weights output j/(j+1) times the target at the trigger.",
+    profiles=BOTH,
+)
+def _(m):
+    return m["vis_gap"] <= TOL, f"largest gap to j/(j+1) times the target {m['vis_gap']:.2g}"
+
+
+@CHAPTER.claim(
+    "visible-still-off", "Under the visible-key scale every non-trigger weight is still exactly zero.", profiles=BOTH
+)
+def _(m):
+    return m["vis_off_max"] == 0, f"largest weight {m['vis_off_max']:.2g}"
+
+
+@CHAPTER.claim(
+    "visible-errs", "Under the visible-key scale the error at the trigger is large: over 1% relative.", profiles=BOTH
+)
+def _(m):
+    return m["vis_rel"] > 0.01 and m["vis_linf"] > 0.1, f"relative {m['vis_rel']:.3f}; largest {m['vis_linf']:.2f}"
+
+
+@CHAPTER.claim(
+    "floors",
+    "The proposition's floor is 0 for the paper's scale and positive for the visible-key scale.",
+    profiles=BOTH,
+)
+def _(m):
+    return m["relu_floor"] < 1e-12 and m["pos_bound"] > 0.01, (
+        f"relu {m['relu_floor']:.2g}; relu_visible {m['pos_bound']:.4f}"
+    )
+
+
+@CHAPTER.claim(
+    "floor-holds",
+    "Every relu_visible head, built or trained, stays above the floor on noise-free sequences.",
+    profiles=BOTH,
+)
+def _(m):
+    lowest = min(m["vis_construct"], m["pos_trained_min"])
+    return m["n_vis_trained"] >= 1 and lowest >= m["pos_bound"] - 1e-6, (
+        f"lowest {lowest:.4f} ≥ floor {m['pos_bound']:.4f} ({m['n_vis_trained']} trained)"
+    )
+
+
+@CHAPTER.claim(
+    "trained-near-floor",
+    "The trained relu_visible heads come within a factor 2 of the floor, much closer than the construction.",
+    profiles=BOTH,
+)
+def _(m):
+    return m["pos_trained_ratio"] < 2 and m["pos_trained_max"] < 0.5 * m["vis_construct"], (
+        f"trained at most {m['pos_trained_ratio']:.2f} × floor; construction {m['vis_construct_ratio']:.1f} ×"
+    )
+
+
+# ---- the trained ReLU heads ----
+
+
+@CHAPTER.claim(
+    "trained-off", "The ReLU heads of chapter 1 put exactly zero weight at every non-trigger position.", profiles=BOTH
+)
+def _(m):
+    return m["trained_off_max"] == 0, f"largest weight {m['trained_off_max']:.2g}"
+
+
+@CHAPTER.claim(
+    "trained-same-c",
+    "Each trained head puts c/j on each key 1..j, with the same c at every trigger position.",
+    profiles=BOTH,
+)
+def _(m):
+    return m["c_range"] < 0.05 and m["key_spread"] < 0.01, (
+        f"c varies by at most {m['c_range']:.3f} within a seed; spread over keys {m['key_spread']:.2g}"
+    )
+
+
+@CHAPTER.claim(
+    "trained-rescaled",
+    "Weight times value scale is the construction's 1/j × 1; the value map is diagonal on the noise.",
+    profiles=BOTH,
+)
+def _(m):
+    return m["c_scale_gap"] < 0.02 and m["off_diagonal"] < 0.01, (
+        f"c × scale within {m['c_scale_gap']:.3f} of 1; off-diagonal at most {m['off_diagonal']:.2g}"
+    )
+
+
+@CHAPTER.claim(
+    "bos-constant-term", "At the trigger the trained heads take part of the trigger channel from BOS.", profiles=BOTH
+)
+def _(m):
+    holds = 0.1 < m["bos_share_min"] and m["bos_share_max"] < 0.9
+    return holds and m["bos_value_min"] > 0.1 and m["bos_w_min"] > 0.5, (
+        f"share {m['bos_share_min']:.2f} to {m['bos_share_max']:.2f}; |BOS value| ≥ {m['bos_value_min']:.2f}"
+    )
+
+
+# ---- without BOS ----
+
+
+@CHAPTER.claim(
+    "nobos-softmax-fails",
+    "Without BOS no softmax head meets the stopping rule; each errs over 0.1 at the trigger.",
+    profiles=BOTH,
+)
+def _(m):
+    return m["nb_soft_stopped"] == 0 and m["nb_soft_err"] > 0.1, (
+        f"{m['nb_soft_stopped']} stopped; smallest relative error {m['nb_soft_err']:.2f}"
+    )
+
+
+@CHAPTER.claim(
+    "nobos-corollary",
+    "Each softmax head's errors respect the corollary's floors (trigger error and MSE).",
+    profiles=BOTH,
+)
+def _(m):
+    return m["nb_bound_ok"] and m["nb_soft_mse_min"] >= m["nb_mse_floor"], (
+        f"trigger floors hold: {m['nb_bound_ok']}; MSE {m['nb_soft_mse_min']:.2g} ≥ {m['nb_mse_floor']:.2g}"
+    )
+
+
+@CHAPTER.claim(
+    "nobos-softmax-short-values",
+    "The softmax heads keep the non-trigger rows nearly right by shrinking their content values.",
+    profiles=BOTH,
+)
+def _(m):
+    return m["nb_soft_nontrig"] < 1e-3 and m["nb_soft_vnorm"] < 0.2 * m["nb_relu_vnorm"], (
+        f"non-trigger error ≤ {m['nb_soft_nontrig']:.2g}; values {m['nb_soft_vnorm']:.3f} vs {m['nb_relu_vnorm']:.2f}"
+    )
+
+
+@CHAPTER.claim(
+    "nobos-softmax-self",
+    "The first softmax head spreads its other rows nearly evenly over the content tokens; at the trigger row "
+    "it puts all its weight on the trigger token.",
+    profiles=BOTH,
+)
+def _(m):
+    return m["nb_soft_self"] > 0.99 and m["nb_soft_uneven"] < 0.3, (
+        f"weight on the trigger token {m['nb_soft_self']:.3f}; rows within {m['nb_soft_uneven']:.0%} of even"
+    )
+
+
+@CHAPTER.claim(
+    "nobos-relu-solves",
+    "Without BOS every relu_visible head meets the stopping rule, with relative error under 10⁻³.",
+    profiles=BOTH,
+)
+def _(m):
+    return m["nb_relu_stopped"] and m["nb_relu_err"] < 1e-3, f"largest relative error {m['nb_relu_err']:.2g}"
+
+
+@CHAPTER.claim(
+    "nobos-relu-off",
+    "The relu_visible heads are off at every non-trigger row; the first weighs positions 0..7 alike at the trigger.",
+    profiles=BOTH,
+)
+def _(m):
+    return m["nb_relu_mass"] == 0 and m["nb_relu_off_fig"] == 0 and m["nb_relu_row_spread"] < 0.05, (
+        f"non-trigger mass {m['nb_relu_mass']:.2g}; trigger row's weights within {m['nb_relu_row_spread']:.1%}"
+    )
+
+
+# ---- the exercises ----
+
+
+@CHAPTER.claim(
+    "ex-floors",
+    "Only the scales proportional to 1/j have floor 0; 1/max(i,1)² does worse than no scale.",
+    profiles=BOTH,
+)
+def _(m):
+    others = min(m["ex_floor_visible"], m["ex_floor_sqrt"], m["ex_floor_square"], m["ex_floor_none"])
+    return m["ex_exact_max"] < 1e-9 and others > 1e-3 and m["ex_floor_square"] > 2 * m["ex_floor_none"], (
+        f"1/j scales {m['ex_exact_max']:.1g}; others ≥ {others:.3f}; "
+        f"1/max(i,1)² {m['ex_floor_square']:.2f} vs none {m['ex_floor_none']:.3f}"
+    )
+
+
+@CHAPTER.claim(
+    "ex-nobos-scale",
+    "Without BOS the construction is exact under relu_visible, not under relu; both stay off.",
+    profiles=BOTH,
+)
+def _(m):
+    return m["ex2_visible_linf"] < TOL < m["ex2_relu_linf"] and m["ex2_off_max"] == 0, (
+        f"relu_visible {m['ex2_visible_linf']:.2g}; relu {m['ex2_relu_linf']:.2f}"
+    )
+
+
+@CHAPTER.claim(
+    "ex-margins",
+    "The trained heads' scores at the non-trigger rows sit just below zero: under 1% of the trigger's.",
+    profiles=BOTH,
+)
+def _(m):
+    return m["ex3_off_max"] <= 1e-6 and m["_ex3_share"] < 0.01, (
+        f"largest {m['ex3_off_max']:.2g}; at most {m['ex3_share']} of the trigger's"
+    )
+
+
+# ---- the chapter's tables ----
+
+
+def table_weights(qk: torch.Tensor, vo: torch.Tensor, task: TriggerTask):
+    """Table 3.1: the non-zero entries of the construction's score matrix ``qk`` and its value map ``vo``."""
+    channel = {0: "BOS", 1: "trigger", task.d_model - 1: "bias"}
+    rows = [
+        {
+            "matrix": "W_QK",
+            "query channel": channel.get(r, "noise"),
+            "key channel": channel.get(c, "noise"),
+            "value": qk[r, c].item(),
+        }
+        for r, c in zip(*np.nonzero(qk.detach().numpy()))
+    ]
+    rows.append({"matrix": "W_VO", "query channel": "diagonal", "key channel": "every channel but BOS", "value": 1.0})
+    return table(pd.DataFrame(rows), "Table 3.1. The construction's non-zero weights, by channel.", index=False)
+
+
+def table_by_j(m: dict):
+    """Table 3.2: the construction under the visible-key scale, output over target at the trigger, by j."""
+    return table(
+        m["_by_j"],
+        "Table 3.2. The construction under the relu_visible scale: the length of the output at the trigger "
+        "over the target's, by trigger position j (mean over the test batch).",
+    )
+
+
+def table_scale_check(m: dict):
+    """Table 3.3: noise-free RMS error at the trigger of the relu_visible heads, against the floor."""
+    return table(
+        m["_scale_check"],
+        "Table 3.3. RMS error at the trigger on noise-free sequences: relu_visible heads, built and trained, "
+        "against the proved floor √R(g).",
+        index=False,
+    )
+
+
+def table_trigger_rows(m: dict):
+    """Table 3.4: the trigger row of chapter 1's ReLU heads, by seed and trigger position."""
+    columns = {
+        "j x weight on keys 1..j": "j × weight per key 1..j",
+        "spread over keys": "its standard deviation",
+        "j x weight on BOS": "j × weight on BOS",
+    }
+    return table(
+        m["_anatomy"][["seed", "trigger j", *columns]].rename(columns=columns),
+        "Table 3.4. The trigger row of Chapter 1's ReLU heads, trigger at j. "
+        "The construction has 1 per key and 0 on BOS.",
+        index=False,
+    )
+
+
+def table_value_maps(m: dict):
+    """Table 3.5: the value maps of chapter 1's ReLU heads on the noise channels, and BOS's value."""
+    columns = {
+        "value map on noise (diagonal)": "W_VO on noise: mean diagonal",
+        "value map on noise (off-diagonal)": "largest |off-diagonal|",
+        "BOS value norm": "|BOS value|",
+    }
+    return table(
+        m["_anatomy"][["seed", *columns]].drop_duplicates("seed").rename(columns=columns),
+        "Table 3.5. The same heads' value maps on the noise channels (the construction: diagonal 1, "
+        "off-diagonal 0) and the length of BOS's value.",
+        index=False,
+    )
+
+
+def table_no_bos(m: dict):
+    """Table 3.6: softmax and relu_visible heads trained without BOS."""
+    columns = {
+        "attention": "rule",
+        "seed": "seed",
+        "stopped_early": "met the stopping rule",
+        "rel_err_trigger": "rel. error, trigger",
+        "rel_err_nontrigger": "rel. error, elsewhere",
+        "attn_mass_nontrigger": "row mass",
+        "bos_mass_nontrigger": "mass on position 0",
+    }
+    return table(
+        m["_runs"][list(columns)].rename(columns=columns),
+        "Table 3.6. Heads trained without BOS. The masses are means over the non-trigger rows; "
+        "position 0 is now a content token.",
+        index=False,
+        formats={"met the stopping rule": lambda v: "yes" if v else "no"},
+    )

@@ -1,0 +1,189 @@
+"""Chapter 3's claims (attnsink.claims.ch03): each holds on good measures and fails when its
+number moves; the measures read made-up runs right (the construction standing in for every
+trained ReLU head)."""
+
+from __future__ import annotations
+
+from types import SimpleNamespace
+
+import pytest
+import torch
+
+from attnsink import TriggerTask, claims
+from attnsink.claims import ch03
+from attnsink.construct import relu_solution, with_attention
+from attnsink.model import AttentionModel
+
+GOOD = {
+    "n_test": 10_000,
+    "exact_err": 1.8e-7,
+    "exact_off_max": 0.0,
+    "exact_row_gap": 0.0,
+    "exact_row_bos": 0.0,
+    "qk_entries": [(1, 1), (1, 15)],
+    "vo_diagonal": [0.0] + [1.0] * 15,
+    "vis_gap": 1.3e-7,
+    "vis_off_max": 0.0,
+    "vis_linf": 0.33,
+    "vis_rel": 0.032,
+    "relu_floor": 0.0,
+    "pos_bound": 0.0169,
+    "vis_construct": 0.122,
+    "vis_construct_ratio": 7.2,
+    "n_vis_trained": 5,
+    "pos_trained_min": 0.0201,
+    "pos_trained_max": 0.0224,
+    "pos_trained_ratio": 1.33,
+    "trained_off_max": 0.0,
+    "c_range": 0.004,
+    "key_spread": 0.0043,
+    "c_scale_gap": 0.0014,
+    "off_diagonal": 6.7e-4,
+    "bos_share_min": 0.26,
+    "bos_share_max": 0.36,
+    "bos_value_min": 0.24,
+    "bos_w_min": 1.14,
+    "nb_soft_stopped": 0,
+    "nb_soft_err": 0.42,
+    "nb_bound_ok": True,
+    "nb_soft_mse_min": 0.0023,
+    "nb_mse_floor": 4.3e-4,
+    "nb_soft_nontrig": 6.9e-4,
+    "nb_soft_vnorm": 0.065,
+    "nb_relu_vnorm": 0.66,
+    "nb_soft_self": 1.0,
+    "nb_soft_uneven": 0.13,
+    "nb_relu_stopped": True,
+    "nb_relu_err": 1.4e-5,
+    "nb_relu_mass": 0.0,
+    "nb_relu_off_fig": 0.0,
+    "nb_relu_row_spread": 9e-4,
+    "ex_exact_max": 0.0,
+    "ex_floor_visible": 0.0169,
+    "ex_floor_sqrt": 0.071,
+    "ex_floor_square": 0.289,
+    "ex_floor_none": 0.087,
+    "ex2_visible_linf": 1.8e-7,
+    "ex2_relu_linf": 0.44,
+    "ex2_off_max": 0.0,
+    "ex3_off_max": -3.4e-4,
+    "ex3_share": "0.7%",
+    "_ex3_share": 0.007,
+}
+
+BREAKS = {  # claim -> a change of the measures that makes it false
+    "construction-exact": {"exact_err": 1e-3},
+    "construction-off": {"exact_off_max": 1e-9},
+    "construction-averages": {"exact_row_bos": 0.01},
+    "construction-weights": {"qk_entries": [(1, 1), (1, 15), (15, 0)]},
+    "visible-shrinks": {"vis_gap": 1e-3},
+    "visible-still-off": {"vis_off_max": 1e-7},
+    "visible-errs": {"vis_rel": 0.001},
+    "floors": {"relu_floor": 0.01},
+    "floor-holds": {"pos_trained_min": 0.01},
+    "trained-near-floor": {"pos_trained_ratio": 2.5},
+    "trained-off": {"trained_off_max": 1e-6},
+    "trained-same-c": {"c_range": 0.2},
+    "trained-rescaled": {"c_scale_gap": 0.05},
+    "bos-constant-term": {"bos_share_max": 0.95},
+    "nobos-softmax-fails": {"nb_soft_stopped": 1},
+    "nobos-corollary": {"nb_bound_ok": False},
+    "nobos-softmax-short-values": {"nb_soft_vnorm": 0.5},
+    "nobos-softmax-self": {"nb_soft_self": 0.6},
+    "nobos-relu-solves": {"nb_relu_err": 0.01},
+    "nobos-relu-off": {"nb_relu_mass": 1e-4},
+    "ex-floors": {"ex_floor_square": 0.1},
+    "ex-nobos-scale": {"ex2_visible_linf": 0.1},
+    "ex-margins": {"_ex3_share": 0.05},
+}
+
+
+def test_every_chapter_3_claim_holds_on_good_measures_and_fails_when_its_number_moves():
+    ids = [c.id for c in ch03.CHAPTER.claims]
+    assert sorted(ids) == sorted(BREAKS), "every claim has a test that breaks it"
+    for c in ch03.CHAPTER.claims:
+        assert c.run(GOOD)[0], c.id
+        assert not c.run({**GOOD, **BREAKS[c.id]})[0], c.id
+
+
+@pytest.mark.parametrize(
+    "change",
+    [
+        {"nb_soft_err": 0.05},  # the softmax heads solve the task after all
+        {"nb_soft_mse_min": 1e-4},  # below the corollary's MSE floor
+        {"nb_soft_uneven": 0.5},  # a row not spread evenly
+        {"nb_relu_stopped": False},
+        {"nb_relu_row_spread": 0.2},
+        {"bos_w_min": 0.1},  # no weight on BOS at the trigger
+        {"pos_trained_max": 0.07},  # trained heads not much closer than the construction
+        {"ex2_off_max": 0.1},
+        {"ex3_off_max": 0.01},  # a non-trigger score above zero
+        {"vo_diagonal": None},  # a value map that is not diagonal
+    ],
+)
+def test_the_other_branches_of_the_claims_break_them_too(change):
+    assert any(not c.run({**GOOD, **change})[0] for c in ch03.CHAPTER.claims)
+
+
+def fake_runs(task):
+    """Made-up runs: the construction stands in for every trained ReLU head (c = 1, no BOS
+    weight), with the visible-key scale for the relu_visible heads; a freshly initialised
+    softmax head for the softmax ones. The no-BOS maps are built by hand."""
+    construction = relu_solution(task)
+    visible = with_attention(construction, "relu_visible")
+    L, j = task.seq_len, 7
+    soft = torch.zeros(4, L, L)
+    for i in range(L):
+        keys = [k for k in range(i + 1) if k != j or i == j]
+        soft[:, i, keys] = 1.0 / len(keys)
+    soft[:, j] = 0.0
+    soft[:, j, j] = 1.0  # the trigger row sits on the trigger
+    relu = torch.zeros(4, L, L)
+    relu[:, j, : j + 1] = 0.4
+    runs = [
+        {"no_bos": True, "attention": "softmax", "seed": 0, "stopped_early": False, "rel_err_trigger": 0.4}
+        | {"rel_err_nontrigger": 5e-4, "attn_mass_nontrigger": 1.0, "bos_mass_nontrigger": 0.2, "mse": 0.003},
+        {"no_bos": True, "attention": "relu_visible", "seed": 0, "stopped_early": True, "rel_err_trigger": 1e-5}
+        | {"rel_err_nontrigger": 0.0, "attn_mass_nontrigger": 0.0, "bos_mass_nontrigger": 0.0, "mse": 1e-9},
+        {"no_bos": False, "attention": "softmax", "seed": 0},  # with BOS: not read
+    ]
+    nobos = SimpleNamespace(
+        runs=runs,
+        settings=SimpleNamespace(seeds=1),
+        results={
+            ("softmax", False): [SimpleNamespace(seed=0, model=AttentionModel(task.d_model, attention="softmax"))],
+            ("relu_visible", False): [SimpleNamespace(seed=0, model=visible)],
+        },
+        figure_attn={("softmax", False): soft, ("relu_visible", False): relu},
+    )
+    return [SimpleNamespace(seed=0, model=visible)], [SimpleNamespace(seed=0, model=construction)], nobos
+
+
+def test_chapter_3_measures_read_made_up_runs():
+    task = TriggerTask()
+    batch = task.sample(300, generator=torch.Generator().manual_seed(0))
+    visible_runs, relu_runs, nobos = fake_runs(task)
+    m = ch03.measures(task, batch, visible_runs, relu_runs, nobos)
+    assert m["n_test"] == 300 and m["exact_err"] <= 1e-5 and m["exact_off_max"] == 0
+    assert m["qk_entries"] == [(1, 1), (1, 15)] and m["vo_diagonal"] == [0.0] + [1.0] * 15
+    assert m["vis_gap"] <= 1e-5 and m["vis_off_max"] == 0 and m["vis_rel"] > 0.01
+    assert m["relu_floor"] == 0 and m["pos_bound"] == pytest.approx(0.0169, abs=1e-4)
+    assert m["pos_trained_min"] == m["vis_construct"]  # the "trained" head is the construction
+    assert m["_by_j"]["|output| / |target|"].to_numpy() == pytest.approx(m["_by_j"]["j / (j + 1)"].to_numpy(), abs=1e-5)
+    # the construction as a trained head: weight 1/j per key, values the tokens, nothing from BOS
+    assert m["c_min"] == pytest.approx(1) and m["c_max"] == pytest.approx(1) and m["c_range"] == pytest.approx(0)
+    assert m["c_times_scale"] == pytest.approx(1) and m["bos_w"] == 0 and m["bos_value"] == 0
+    assert m["bos_share_trigger"] == 0 and m["trained_off_max"] == 0
+    assert (m["ex3_off_min"], m["ex3_off_max"], m["ex3_on_min"]) == (0.0, 0.0, 1.0)  # scores exactly 0 and 1
+    # without BOS: the runs' numbers, the hand-built maps
+    assert m["nb_seeds"] == 1 and m["nb_soft_err"] == 0.4 and m["nb_soft_stopped"] == 0 and m["nb_relu_stopped"]
+    assert m["nb_soft_self"] == 1.0 and m["nb_soft_uneven"] == pytest.approx(0) and m["nb_relu_row_spread"] == 0
+    assert m["nb_relu_off_fig"] == 0 and m["nb_relu_mass"] == 0
+    assert m["nb_soft_vnorm"] < 0.2 * m["nb_relu_vnorm"]  # initial weights are small
+    assert m["nb_floor0"] == pytest.approx(0.3246, abs=1e-3) and m["nb_bound_ok"]
+    assert m["ex_exact_max"] < 1e-9 and m["ex_floor_square"] == pytest.approx(0.289, abs=1e-3)
+    assert m["ex2_visible_linf"] < 1e-5 < m["ex2_relu_linf"] and m["ex2_off_max"] == 0
+    report = claims.run_claims("ch3", "full", task, batch, visible_runs, relu_runs, nobos)
+    failed = {r["id"] for r in report.rows if not r["holds"]}
+    # the stand-ins are not the trained heads: no BOS term, no rescaling to gain from
+    assert failed == {"bos-constant-term", "trained-near-floor"}
