@@ -1,8 +1,392 @@
-"""Chapter 6's claims. See :mod:`attnsink.claims`."""
+"""Chapter 6's claims: every attention rule on the one-layer task, with BOS and without it
+(:func:`attnsink.experiments.variants`). Rules on the simplex sink, and fail without BOS; every
+rule with an off state solves the task without BOS; most of them still sink when BOS is there.
+
+The measures come in four parts, one per section of the chapter: the task and the rules
+(:func:`rule_constants`, no training), the task with BOS (:func:`with_bos`), the task without it
+(:func:`without_bos`), and the scales that do not count the averaged tokens (:func:`scales`)."""
 
 from __future__ import annotations
 
+import math
+
+import pandas as pd
+import torch
+
+from ..analysis import noise_free_trigger_rms
+from ..attention import CLIP_GAMMA
+from ..cache import memoized
+from ..experiments import VARIANT_RULES
+from ..metrics import evaluate, sink_bound_terms
+from ..profiles import FIGURE_TRIGGER_POS
+from ..prose import span
+from ..task import TriggerTask
+from ..theory import mse_lower_bound, position_scale_error_bound, trigger_error_lower_bound
 from .base import Chapter
 
 CHAPTER = Chapter("ch6")
 BOTH = ("quick", "full")
+
+SOLVED = 1e-2
+""""Solved": relative errors at most this at the trigger and at the other rows; "off": an
+attention mass at most this at the non-trigger rows."""
+SINK = 0.9  # a head "sinks" when at least this much of each non-trigger row sits on BOS
+FAILS = 0.1  # a head "fails" at the trigger when its relative error there is at least this
+SIMPLEX = [r for r, c in VARIANT_RULES.items() if c == "simplex"]
+OFF = [r for r, c in VARIANT_RULES.items() if c == "off state"]
+RELU = ["relu", "relu_visible"]
+UNUSED = ["softmax1", "sink_logit", "sigmoid"]  # off-state rules that sink all the same
+PHANTOM = ["softmax1", "sink_logit"]  # the rules with a phantom key
+
+
+def rule_constants(task: TriggerTask | None = None) -> dict:
+    """What the rules and the task fix before any training: the clip's threshold and floors,
+    the floors the theory proves without BOS, and where the target's energy lies."""
+    task = TriggerTask() if task is None else task
+    threshold = -CLIP_GAMMA / (1 - CLIP_GAMMA)  # clipped softmax zeroes probabilities below this
+    b = task.sample(20_000, generator=torch.Generator().manual_seed(1))
+    rows_i = torch.arange(task.seq_len).expand_as(b.is_nontrigger)[b.is_nontrigger]
+    nb_task = TriggerTask(bos=False)
+    nb = nb_task.sample(20_000, generator=torch.Generator().manual_seed(0))
+    target = nb.y[nb.is_trigger]  # (sequences, d_model)
+    energy = target.pow(2).sum(-1).mean()
+    own = nb.x[nb.is_trigger][:, 2:-1] / (nb.trigger_pos + 1.0)[:, None]  # the trigger's share of the mean
+    return {
+        "clip_gamma": f"{CLIP_GAMMA:g}".replace("-", "\u2212"),
+        "clip_threshold": threshold,
+        "clip_keys": math.floor(1 / threshold) + 1,  # fewest keys whose probabilities can all be below it
+        "seq_len": task.seq_len,
+        "solved_pct": f"{SOLVED:.0%}",
+        "clip_floor": float((1 + CLIP_GAMMA * rows_i).mean()),  # 1 + gamma i, mean over non-trigger rows
+        "clip_least_row": 1 + CLIP_GAMMA * (task.seq_len - 1),  # the last row's least row sum
+        "noise_share": (target[:, 2:-1].pow(2).sum(-1).mean() / energy).item(),  # every noise coordinate
+        "others_share": ((target[:, 2:-1] - own).pow(2).sum(-1).mean() / energy).item(),  # the others' noise
+        "rows_ratio": int(nb.is_nontrigger[0].sum()),  # non-trigger rows per trigger row
+        "nb_mse_floor": mse_lower_bound(nb_task),
+        "scale_floor_vis": position_scale_error_bound(task, "relu_visible"),
+        "scale_floor_relu_nb": position_scale_error_bound(nb_task, "relu"),
+    }
+
+
+def split(result) -> tuple[dict, dict]:
+    """The runs of every rule, on the task with BOS and on the task without it."""
+    runs = pd.DataFrame(result.runs)
+    on = {r: df for r, df in runs[~runs.no_bos].groupby("attention")}
+    off = {r: df for r, df in runs[runs.no_bos].groupby("attention")}
+    return on, off
+
+
+def with_bos(result, constants: dict) -> dict:
+    """The task with BOS: who sinks, the partial rule's floor checked row by row, and how long
+    the rules that cannot be exact took."""
+    on, _ = split(result)
+    task = TriggerTask()
+    slack, err_term, a00 = [], [], True
+    for r in result.results["clipped_softmax", True]:
+        a = evaluate(r.model, task, n=200).attn[0][:, 0]
+        a00 = a00 and bool((a[:, 0, 0] == 1).all() and (a[..., 0] <= 1).all())  # the theorem's form
+        t = memoized(sink_bound_terms)(r.model, task, n=200)  # kept in the results cache
+        slack.append(((t["err_row"] + t["err_bos"]) - t["mass_off_bos"] * t["d_lower"]).min().item())
+        err_term.append(((t["err_row"] + t["err_bos"]) / t["d_lower"]).mean().item())
+    sig, clipped = on["sigmoid"], on["clipped_softmax"]
+    return {
+        "simplex_min_bos": float(min(on[r].bos_mass_nontrigger.min() for r in SIMPLEX)),
+        "clipped_bos": float(clipped.bos_mass_nontrigger.mean()),
+        "_clipped_min_bos": float(clipped.bos_mass_nontrigger.min()),
+        "clip_err_term": max(err_term),
+        "_clip_slack": min(slack),
+        "_clip_a00": a00,
+        "relu_max_bos": float(max(on[r].bos_mass_nontrigger.max() for r in RELU)),
+        "unused_min_bos": float(min(on[r].bos_mass_nontrigger.min() for r in UNUSED)),
+        "phantom": float(1 - min(on[r].attn_mass_nontrigger.min() for r in PHANTOM)),
+        "gated_share": float(on["gated"].bos_share_nontrigger.mean()),
+        "_gated_min_share": float(on["gated"].bos_share_nontrigger.min()),
+        "gated_mass": float(on["gated"].attn_mass_nontrigger.mean()),
+        "_gated_max_mass": float(on["gated"].attn_mass_nontrigger.max()),
+        "sigmoid_gap": float(1 - sig.bos_mass_nontrigger.min()),  # float32: may be exactly 0
+        "relu_vis_err": float(on["relu_visible"].rel_err_trigger.mean()),
+        "sigmoid_err": float(sig.rel_err_trigger.mean()),
+        "relu_stopped": bool(on["relu"].stopped_early.all()),
+        "relu_steps": int(on["relu"].steps.median()),
+        "sigmoid_steps": int(sig.steps.median()),
+        "sigmoid_stopped": int(sig.stopped_early.sum()),
+        "n_seeds": int(len(sig)),
+        "step_budget": int(result.settings.steps),
+    }
+
+
+def without_bos(result, constants: dict) -> dict:
+    """The task without BOS: the simplex and partial rules fail at the trigger, against the
+    corollary's floors; what their trigger row outputs; every off-state rule switches off."""
+    _, nb = split(result)
+    nb_task = TriggerTask(bos=False)
+    simplex = pd.concat([nb[r] for r in SIMPLEX])
+    bound = simplex.rel_err_nontrigger.map(lambda v: trigger_error_lower_bound(nb_task, v))
+    noise, others = constants["noise_share"], constants["others_share"]
+    out_noise, out_var = [], []
+    for r in SIMPLEX:
+        for run in result.results[r, False]:
+            ev = evaluate(run.model, nb_task, n=2000)
+            y, t = ev.y_hat[ev.batch.is_trigger], ev.batch.y[ev.batch.is_trigger]
+            out_noise.append((y[:, 2:-1].pow(2).sum(-1).mean() / t[:, 2:-1].pow(2).sum(-1).mean()).item())
+            out_var.append(((y - y.mean(0)).pow(2).sum(-1).mean() / t.pow(2).sum(-1).mean()).item())
+    off = pd.concat([nb[r] for r in OFF])
+    clipped = nb["clipped_softmax"]
+    j = FIGURE_TRIGGER_POS  # the maps' trigger row, and its own key
+    on_itself = [result.figure_attn[r, False][:, j, j].mean().item() for r in [*SIMPLEX, "clipped_softmax"]]
+    return {
+        "simplex_nb_min_err": float(simplex.rel_err_trigger.min()),
+        "simplex_nb_errs": span(simplex.rel_err_trigger, 3),
+        "nb_bound_min": float(bound.min()),
+        "_below_bound": int((simplex.rel_err_trigger < bound).sum()),
+        "_below_mse_floor": int((simplex.mse < constants["nb_mse_floor"]).sum()),
+        "simplex_nb_nontrig": float(simplex.rel_err_nontrigger.max()),
+        "_noise_gap": float((simplex.rel_err_trigger - noise).abs().max()),
+        "_closer_to_all": bool(
+            ((simplex.rel_err_trigger - noise).abs() < (simplex.rel_err_trigger - others).abs()).all()
+        ),
+        "simplex_out_noise": max(out_noise),
+        "simplex_out_var": max(out_var),
+        "_on_itself": min(on_itself),
+        "clipped_nb_err": float(clipped.rel_err_trigger.mean()),
+        "_clipped_nb_min_err": float(clipped.rel_err_trigger.min()),
+        "_clipped_nb_nontrig": float(clipped.rel_err_nontrigger.max()),
+        "_clipped_nb_min_mass": float(clipped.attn_mass_nontrigger.min()),
+        "off_nb_max_err": float(off.rel_err_trigger.max()),
+        "_off_nb_max_nontrig": float(off.rel_err_nontrigger.max()),
+        "off_nb_max_mass": float(off.attn_mass_nontrigger.max()),
+        "relu_nb_err": float(nb["relu"].rel_err_trigger.mean()),
+        "relu_vis_nb_stopped": bool(nb["relu_visible"].stopped_early.all()),
+    }
+
+
+def scales(result, constants: dict) -> dict:
+    """The two heads whose scale does not count the averaged tokens: how far every trained head
+    stays above the floor Chapter 3 proves ("only one over the count will do"), on noise-free
+    sequences."""
+    cases = {
+        ("relu_visible", True): ("scale_floor_vis", TriggerTask()),
+        ("relu", False): ("scale_floor_relu_nb", TriggerTask(bos=False)),
+    }
+    above = [
+        noise_free_trigger_rms(r.model, task) - constants[floor]
+        for (rule, bos), (floor, task) in cases.items()
+        for r in result.results[rule, bos]
+    ]
+    return {"_scale_margin": min(above)}
+
+
+@CHAPTER.measures
+def measures(result) -> dict:
+    """The numbers chapter 6 quotes, from :func:`~attnsink.experiments.variants`'s ``result``."""
+    m = rule_constants()
+    return {**m, **with_bos(result, m), **without_bos(result, m), **scales(result, m)}
+
+
+# ---- the task with BOS ----
+
+
+@CHAPTER.claim(
+    "simplex-sinks",
+    "With BOS, softmax and sigmoid_norm sink: at least 0.9 of every non-trigger row on BOS.",
+    profiles=BOTH,
+)
+def _(m):
+    return m["simplex_min_bos"] >= SINK, f"smallest BOS mass {m['simplex_min_bos']:.3f}"
+
+
+@CHAPTER.claim(
+    "partial-sink",
+    "clipped_softmax keeps over half of its weight on BOS, above the floor of Chapter 2's sink inequality "
+    "for non-negative weights, less its error term; the inequality holds on every row checked.",
+    profiles=BOTH,
+)
+def _(m):
+    floor = m["clip_floor"] - m["clip_err_term"] - 1e-6
+    holds = m["_clip_a00"] and m["_clip_slack"] >= -1e-5 and m["_clipped_min_bos"] >= max(floor, 0.5)
+    return holds, (
+        f"smallest BOS mass {m['_clipped_min_bos']:.3f} ≥ {m['clip_floor']:.3f} − {m['clip_err_term']:.2g}; "
+        f"least slack {m['_clip_slack']:.2g}"
+    )
+
+
+@CHAPTER.claim("relu-no-sink", "With BOS, the ReLU heads put at most 0.01 of a non-trigger row on BOS.", profiles=BOTH)
+def _(m):
+    return m["relu_max_bos"] <= 0.01, f"largest BOS mass {m['relu_max_bos']:.2g}"
+
+
+@CHAPTER.claim("relu-bos-zero", "The ReLU heads' BOS mass is exactly 0 in every seed.")
+def _(m):
+    return m["relu_max_bos"] == 0, f"largest BOS mass {m['relu_max_bos']:.2g}"
+
+
+@CHAPTER.claim(
+    "off-still-sinks", "softmax1, sink_logit and sigmoid sink all the same: at least 0.9 on BOS.", profiles=BOTH
+)
+def _(m):
+    return m["unused_min_bos"] >= SINK, f"smallest BOS mass {m['unused_min_bos']:.3f}"
+
+
+@CHAPTER.claim(
+    "phantom-unused",
+    "With BOS, the phantom key of softmax1 and sink_logit receives under 1% of the mass.",
+    profiles=BOTH,
+)
+def _(m):
+    return m["phantom"] < SOLVED, f"largest phantom share {m['phantom']:.2g}"
+
+
+@CHAPTER.claim(
+    "gated-half",
+    "The gated head's softmax sits on BOS (share ≥ 0.9) while its gate stays partly open (mass ≤ 0.7).",
+    profiles=BOTH,
+)
+def _(m):
+    return m["_gated_min_share"] >= SINK and m["_gated_max_mass"] <= 0.7, (
+        f"smallest BOS share {m['_gated_min_share']:.3f}, largest mass {m['_gated_max_mass']:.2f}"
+    )
+
+
+@CHAPTER.claim(
+    "sigmoid-on-bos",
+    "The sigmoid heads give BOS a weight of 1 to float32 precision, on average over the non-trigger rows.",
+)
+def _(m):
+    return m["sigmoid_gap"] <= 1e-6, f"largest gap from 1: {m['sigmoid_gap']:.2g}"
+
+
+# ---- the task without BOS ----
+
+
+@CHAPTER.claim(
+    "simplex-fail",
+    "Without BOS, the simplex heads' relative error at the trigger is at least 0.1, above the floor "
+    "of Chapter 2's corollary at their own non-trigger error, and their MSE above its floor.",
+    profiles=BOTH,
+)
+def _(m):
+    holds = m["simplex_nb_min_err"] >= FAILS and m["_below_bound"] == 0 and m["_below_mse_floor"] == 0
+    return holds, (
+        f"smallest error {m['simplex_nb_min_err']:.3f} (floor ≥ {m['nb_bound_min']:.2g}); "
+        f"{m['_below_bound']} below the floor, {m['_below_mse_floor']} below the MSE floor"
+    )
+
+
+@CHAPTER.claim(
+    "simplex-right-elsewhere",
+    "Without BOS, the simplex heads err by at most 1% at the non-trigger rows.",
+    profiles=BOTH,
+)
+def _(m):
+    return m["simplex_nb_nontrig"] <= SOLVED, f"largest {m['simplex_nb_nontrig']:.2g}"
+
+
+@CHAPTER.claim(
+    "simplex-lose-the-noise",
+    "Their trigger error matches losing all of the target's noise (within 0.05), closer to that than to "
+    "losing only the other tokens' noise.",
+    profiles=BOTH,
+)
+def _(m):
+    return m["_noise_gap"] < 0.05 and m["_closer_to_all"], (
+        f"largest gap {m['_noise_gap']:.2g} from {m['noise_share']:.3f}; closer to it: {m['_closer_to_all']}"
+    )
+
+
+@CHAPTER.claim(
+    "simplex-constant-output",
+    "Their trigger output carries under 5% of the target's noise energy and varies by under 5% of its energy.",
+    profiles=BOTH,
+)
+def _(m):
+    return max(m["simplex_out_noise"], m["simplex_out_var"]) < 0.05, (
+        f"noise {m['simplex_out_noise']:.2%}, variation {m['simplex_out_var']:.2%}"
+    )
+
+
+@CHAPTER.claim(
+    "trigger-on-itself",
+    "Without BOS, the simplex and partial heads put at least 0.9 of the trigger row on the trigger token itself "
+    "(the maps: first seed, trigger at 7).",
+    profiles=BOTH,
+)
+def _(m):
+    return m["_on_itself"] >= SINK, f"least weight on itself {m['_on_itself']:.3f}"
+
+
+@CHAPTER.claim(
+    "partial-fails",
+    "Without BOS, clipped_softmax fails at the trigger too (error ≥ 0.1), errs by at most 1% elsewhere, "
+    "and keeps over half of each non-trigger row.",
+    profiles=BOTH,
+)
+def _(m):
+    holds = (
+        m["_clipped_nb_min_err"] >= FAILS and m["_clipped_nb_nontrig"] <= SOLVED and m["_clipped_nb_min_mass"] >= 0.5
+    )
+    return holds, (
+        f"smallest trigger error {m['_clipped_nb_min_err']:.3f}, largest elsewhere {m['_clipped_nb_nontrig']:.2g}, "
+        f"least mass {m['_clipped_nb_min_mass']:.2f}"
+    )
+
+
+@CHAPTER.claim(
+    "off-solves",
+    "Without BOS, every off-state head solves the task to within 1% and keeps at most 1% of mass at the "
+    "non-trigger rows.",
+    profiles=BOTH,
+)
+def _(m):
+    worst = max(m["off_nb_max_err"], m["_off_nb_max_nontrig"], m["off_nb_max_mass"])
+    return worst <= SOLVED, (
+        f"largest trigger error {m['off_nb_max_err']:.2g}, elsewhere {m['_off_nb_max_nontrig']:.2g}, "
+        f"mass {m['off_nb_max_mass']:.2g}"
+    )
+
+
+# ---- exact, or only close ----
+
+
+@CHAPTER.claim(
+    "exact-rules-stop",
+    "relu with BOS and relu_visible without it, which can be exact, meet the stopping rule in every seed.",
+    profiles=BOTH,
+)
+def _(m):
+    return m["relu_stopped"] and m[
+        "relu_vis_nb_stopped"
+    ], f"relu: {m['relu_stopped']}; relu_visible: {m['relu_vis_nb_stopped']}"
+
+
+@CHAPTER.claim(
+    "scale-floors",
+    "Every relu_visible head with BOS and relu head without it stays above the floor that "
+    "Chapter 3 proves for its scale, on the noise-free sequences.",
+    profiles=BOTH,
+)
+def _(m):
+    return m["_scale_margin"] >= -1e-6, f"least margin {m['_scale_margin']:.2g}"
+
+
+@CHAPTER.claim(
+    "scale-errors-small",
+    "Those two heads leave a small error: above 0 and under 0.05 relative error at the trigger, on average.",
+    profiles=BOTH,
+)
+def _(m):
+    errs = (m["relu_vis_err"], m["relu_nb_err"])
+    return 0 < min(errs) and max(errs) < 0.05, f"relu_visible {m['relu_vis_err']:.2g}, relu without BOS {m['relu_nb_err']:.2g}"
+
+
+@CHAPTER.claim(
+    "sigmoid-slower",
+    "sigmoid takes more steps than relu (median; a run that never stops counts its budget).",
+    profiles=BOTH,
+)
+def _(m):
+    return m["sigmoid_steps"] > m["relu_steps"], f"sigmoid {m['sigmoid_steps']:,}, relu {m['relu_steps']:,}"
+
+
+@CHAPTER.claim("sigmoid-never-stops", "No sigmoid seed meets the stopping rule within the step budget.")
+def _(m):
+    return m["sigmoid_stopped"] == 0, f"{m['sigmoid_stopped']} of {m['n_seeds']} seeds stopped"

@@ -1,0 +1,203 @@
+"""Chapter 6's claims (attnsink.claims.ch06): each holds on good measures and fails when its
+number moves; the measures read a made-up run of every rule right."""
+
+from __future__ import annotations
+
+from types import SimpleNamespace
+
+import pytest
+import torch
+
+from attnsink import claims
+from attnsink.claims import ch06
+from attnsink.experiments import VARIANT_RULES
+from attnsink.model import AttentionModel
+
+GOOD = {
+    "simplex_min_bos": 0.998,
+    "clip_floor": 0.761,
+    "clip_err_term": 0.0005,
+    "_clip_slack": 0.0006,
+    "_clip_a00": True,
+    "_clipped_min_bos": 0.83,
+    "relu_max_bos": 0.0,
+    "unused_min_bos": 0.995,
+    "phantom": 0.005,
+    "_gated_min_share": 0.9998,
+    "_gated_max_mass": 0.36,
+    "sigmoid_gap": 0.0,
+    "simplex_nb_min_err": 0.421,
+    "nb_bound_min": 0.11,
+    "_below_bound": 0,
+    "_below_mse_floor": 0,
+    "simplex_nb_nontrig": 0.0007,
+    "_noise_gap": 0.0073,
+    "noise_share": 0.429,
+    "_closer_to_all": True,
+    "simplex_out_noise": 0.0081,
+    "simplex_out_var": 0.0032,
+    "_on_itself": 0.97,
+    "_clipped_nb_min_err": 0.418,
+    "_clipped_nb_nontrig": 0.00077,
+    "_clipped_nb_min_mass": 0.78,
+    "off_nb_max_err": 0.006,
+    "_off_nb_max_nontrig": 3.2e-5,
+    "off_nb_max_mass": 0.0049,
+    "relu_stopped": True,
+    "relu_vis_nb_stopped": True,
+    "_scale_margin": 0.0032,
+    "relu_vis_err": 0.0058,
+    "relu_nb_err": 0.0059,
+    "sigmoid_steps": 50_000,
+    "relu_steps": 656,
+    "sigmoid_stopped": 0,
+    "n_seeds": 5,
+}
+
+BREAKS = {
+    "simplex-sinks": {"simplex_min_bos": 0.85},
+    "partial-sink": {"_clip_slack": -0.01},
+    "relu-no-sink": {"relu_max_bos": 0.02},
+    "relu-bos-zero": {"relu_max_bos": 1e-4},
+    "off-still-sinks": {"unused_min_bos": 0.8},
+    "phantom-unused": {"phantom": 0.02},
+    "gated-half": {"_gated_max_mass": 0.9},
+    "sigmoid-on-bos": {"sigmoid_gap": 1e-3},
+    "simplex-fail": {"_below_bound": 1},
+    "simplex-right-elsewhere": {"simplex_nb_nontrig": 0.05},
+    "simplex-lose-the-noise": {"_closer_to_all": False},
+    "simplex-constant-output": {"simplex_out_var": 0.2},
+    "trigger-on-itself": {"_on_itself": 0.5},
+    "partial-fails": {"_clipped_nb_min_mass": 0.3},
+    "off-solves": {"off_nb_max_mass": 0.05},
+    "exact-rules-stop": {"relu_vis_nb_stopped": False},
+    "scale-floors": {"_scale_margin": -0.001},
+    "scale-errors-small": {"relu_nb_err": 0.0},
+    "sigmoid-slower": {"sigmoid_steps": 600},
+    "sigmoid-never-stops": {"sigmoid_stopped": 1},
+}
+
+MORE_BREAKS = [  # the other branches of claims that check several numbers
+    ("partial-sink", {"_clip_a00": False}),
+    ("partial-sink", {"_clipped_min_bos": 0.7}),  # below the floor less its error term
+    ("gated-half", {"_gated_min_share": 0.5}),
+    ("simplex-fail", {"simplex_nb_min_err": 0.05}),
+    ("simplex-fail", {"_below_mse_floor": 1}),
+    ("simplex-lose-the-noise", {"_noise_gap": 0.1}),
+    ("simplex-constant-output", {"simplex_out_noise": 0.2}),
+    ("partial-fails", {"_clipped_nb_min_err": 0.05}),
+    ("partial-fails", {"_clipped_nb_nontrig": 0.05}),
+    ("off-solves", {"off_nb_max_err": 0.05}),
+    ("off-solves", {"_off_nb_max_nontrig": 0.05}),
+    ("exact-rules-stop", {"relu_stopped": False}),
+    ("scale-errors-small", {"relu_vis_err": 0.08}),
+]
+
+
+def test_every_chapter_6_claim_holds_on_good_measures_and_fails_when_its_number_moves():
+    ids = [c.id for c in ch06.CHAPTER.claims]
+    assert sorted(ids) == sorted(BREAKS), "every claim has a test that breaks it"
+    by_id = {c.id: c for c in ch06.CHAPTER.claims}
+    for c in ch06.CHAPTER.claims:
+        assert c.run(GOOD)[0], c.id
+        assert not c.run({**GOOD, **BREAKS[c.id]})[0], c.id
+    for id, change in MORE_BREAKS:
+        assert not by_id[id].run({**GOOD, **change})[0], (id, change)
+
+
+def test_the_rules_constants_are_the_ones_the_text_derives():
+    c = ch06.rule_constants()
+    assert c["clip_gamma"] == "\u22120.03" and c["clip_keys"] == 35 and c["seq_len"] == 16
+    assert c["clip_threshold"] == pytest.approx(0.03 / 1.03)
+    assert c["clip_least_row"] == pytest.approx(0.55) and 0.55 < c["clip_floor"] < 1
+    assert c["rows_ratio"] == 15 and c["solved_pct"] == "1%"
+    assert 0 < c["others_share"] < c["noise_share"] < 1  # the trigger's own noise is part of it
+    assert c["scale_floor_vis"] > 0.01 and c["scale_floor_relu_nb"] > 0.01 and c["nb_mse_floor"] > 0
+
+
+# ---- a made-up run of every rule ----
+
+L, N_MAP, J = 16, 4, 7
+
+
+def _row(rule, bos, seed):
+    """One trained model's record, made up: simplex rules sink with BOS and lose the noise
+    without it; off-state rules switch off without BOS; ReLU never touches BOS."""
+    simplex, partial = VARIANT_RULES[rule] == "simplex", rule == "clipped_softmax"
+    bos_mass = {"relu": 0.0, "relu_visible": 0.0, "clipped_softmax": 0.8 + 0.02 * seed, "gated": 0.35}.get(rule, 0.99)
+    mass = {"softmax1": 0.996 - 0.002 * seed, "sink_logit": 0.995, "clipped_softmax": bos_mass}.get(rule, bos_mass)
+    if not bos:
+        mass = 1.0 if simplex else 0.78 if partial else 0.003
+    fails = not bos and (simplex or partial)
+    return {
+        "attention": rule,
+        "seed": seed,
+        "no_bos": not bos,
+        "prediction": VARIANT_RULES[rule],
+        "bos_mass_nontrigger": bos_mass if bos else 0.0,
+        "attn_mass_nontrigger": mass,
+        "bos_share_nontrigger": 1.0 if bos and bos_mass else float("nan"),
+        "rel_err_trigger": 0.42 + 0.001 * seed if fails else 0.005,
+        "rel_err_nontrigger": 0.0007 if fails else 1e-5,
+        "mse": 0.01 if fails else 1e-6,
+        "steps": 50_000 if rule == "sigmoid" else 600 + seed,
+        "stopped_early": rule != "sigmoid",
+    }
+
+
+def fake_variants(seeds=2):
+    """Every rule on both tasks, made up; its models are untrained (the measures run them)."""
+    runs = [_row(r, bos, s) for bos in (True, False) for r in VARIANT_RULES for s in range(seeds)]
+    results = {
+        (r, bos): [SimpleNamespace(model=AttentionModel(L, attention=r, seed=s), seed=s) for s in range(seeds)]
+        for bos in (True, False)
+        for r in VARIANT_RULES
+    }
+    figure_attn = {}
+    for r in VARIANT_RULES:
+        for bos in (True, False):
+            a = torch.zeros(N_MAP, L, L)
+            a[:, J, J] = 0.95 if VARIANT_RULES[r] != "off state" else 0.1  # the trigger on itself
+            figure_attn[r, bos] = a
+    return SimpleNamespace(runs=runs, results=results, figure_attn=figure_attn, settings=SimpleNamespace(steps=50_000))
+
+
+def _terms(model, task, n=200):
+    """The sink inequality's terms for a made-up partial head: slack 0.05 on every row."""
+    rows = torch.ones(n * 3)
+    return {"err_row": 0.05 * rows, "err_bos": 0.0 * rows, "mass_off_bos": 0.2 * rows, "d_lower": 0.5 * rows}
+
+
+def test_chapter_6_measures_read_the_runs(monkeypatch):
+    monkeypatch.setattr(ch06, "memoized", lambda fn: _terms)  # the hull distances take a while
+    result = fake_variants()
+    m = ch06.measures(result)
+    assert m["simplex_min_bos"] == pytest.approx(0.99) and m["clipped_bos"] == pytest.approx(0.81)
+    assert m["_clipped_min_bos"] == pytest.approx(0.8) and m["_clip_slack"] == pytest.approx(0.05 - 0.2 * 0.5)
+    assert m["clip_err_term"] == pytest.approx(0.1)
+    assert m["relu_max_bos"] == 0 and m["unused_min_bos"] == pytest.approx(0.99)
+    assert m["phantom"] == pytest.approx(1 - 0.994)  # softmax1's second seed keeps the least
+    assert m["gated_mass"] == pytest.approx(0.35) and m["_gated_min_share"] == 1.0
+    assert m["sigmoid_gap"] == pytest.approx(0.01) and m["sigmoid_stopped"] == 0 and m["n_seeds"] == 2
+    assert (m["sigmoid_steps"], m["relu_steps"], m["step_budget"]) == (50_000, 600, 50_000)
+    assert m["simplex_nb_min_err"] == pytest.approx(0.42) and m["simplex_nb_errs"] == "0.420 to 0.421"
+    assert m["_clipped_nb_min_mass"] == pytest.approx(0.78) and m["_on_itself"] == pytest.approx(0.95)
+    assert m["off_nb_max_mass"] == pytest.approx(0.003) and m["off_nb_max_err"] == pytest.approx(0.005)
+    assert m["_below_bound"] == 0 and m["_below_mse_floor"] == 0 and m["_closer_to_all"]
+    assert m["relu_stopped"] and m["relu_vis_nb_stopped"]
+    assert m["_scale_margin"] > 0  # untrained heads output about nothing: far above the floor
+    report = claims.run_claims("ch6", "full", result)
+    failed = {r["id"] for r in report.rows if not r["holds"]}
+    # the made-up partial head breaks the inequality, and its sigmoid heads leave 0.01 off BOS
+    assert failed == {"partial-sink", "sigmoid-on-bos"}
+
+
+def test_a_simplex_run_below_the_corollarys_floor_is_counted(monkeypatch):
+    monkeypatch.setattr(ch06, "memoized", lambda fn: _terms)
+    result = fake_variants(seeds=1)
+    for run in result.runs:
+        if run["attention"] == "softmax" and run["no_bos"]:
+            run["rel_err_trigger"] = 0.0  # no simplex head can be this good without BOS
+    m = ch06.measures(result)
+    assert m["_below_bound"] == 1 and m["simplex_nb_min_err"] == 0.0
+    assert not dict((c.id, c) for c in ch06.CHAPTER.claims)["simplex-fail"].run(m)[0]
