@@ -20,7 +20,7 @@ def _figure(result: ExperimentResult):
     return plots.sink_over_training(result.runs)
 
 
-@experiment("text_control", TEXT_CONTROL, figure=_figure, figure_name="sinks", chapters=(8,))
+@experiment("text_control", TEXT_CONTROL, figure=_figure, figure_name="sinks", chapters=(8, 9))
 def text_control(ctx: Context) -> ExperimentResult:
     """A GPT of :data:`~attnsink.profiles.TEXT_MODEL` on all of
     :class:`attnsink.lm.PythonSource`'s training text with each rule of

@@ -19,7 +19,7 @@ def _figure(result: ExperimentResult):
     return plots.sink_over_training(result.runs)
 
 
-@experiment("text_decay", TEXT_DECAY, figure=_figure, figure_name="sinks", chapters=(8,))
+@experiment("text_decay", TEXT_DECAY, figure=_figure, figure_name="sinks", chapters=(8, 9))
 def text_decay(ctx: Context) -> ExperimentResult:
     """:func:`~attnsink.experiments.text_lm`'s GPT and text, with each rule of
     :data:`~attnsink.profiles.TEXT_RULES` at the profile's learning rate and each weight decay

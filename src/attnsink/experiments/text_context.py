@@ -61,7 +61,7 @@ def context_heads(model: lm.GPT, windows: torch.Tensor, near: int) -> dict:
     }
 
 
-@experiment("text_context", TEXT_CONTEXT, figure=_figure, figure_name="sinks", chapters=(8,))
+@experiment("text_context", TEXT_CONTEXT, figure=_figure, figure_name="sinks", chapters=(8, 9))
 def text_context(ctx: Context) -> ExperimentResult:
     """A softmax GPT of :data:`~attnsink.profiles.TEXT_MODEL` on all of
     :class:`attnsink.lm.PythonSource`'s training text, trained by
