@@ -19,7 +19,12 @@ GOOD = {
     "strong_all_nothing": True,
     "strong_rows_min": 0.94,
     "strong_runs": 2,
-    "strong_seeds_there": 6,
+    "strong_seeds_there": 9,
+    "strong_seeds_english": 6,
+    "strong_active_min": 0.9,
+    "strong_formed": 14600,
+    "strong_formed_last": 20000,
+    "sc_steps": 10000,
     "strong_wds": "0.5 and 1",
     "n_informative": 1,
     "informative_weight": 0.49,
@@ -30,6 +35,11 @@ GOOD = {
     "collapsed_entropy_max": 0.03,
     "trained_entropy_min": 1.4,
     "collapsed_norm": "87–90",
+    "relu0_norm": "77–79",
+    "_relu0_norm_min": 77.0,
+    "_collapsed_norm_max": 90.0,
+    "relu0_collapsed": 0,
+    "eps": 0.3,
     "trained_norm_max": 15.0,
     "n_collapsed_sinks": 5,
     "collapsed_constant": 4,
@@ -39,6 +49,16 @@ GOOD = {
     "plain_top": "0.299",
     "_plain_top": 0.299,
     "even": 0.0601,
+    "_plain_late_top": 0.311,
+    "plain_late_top": "0.311",
+    "plain_late_share": 0.54,
+    "plain_gu_over": 3,
+    "sc_small_top": 0.11,
+    "_sc_large_top": 0.3,
+    "_ctx_near_min": 0.54,
+    "ctx_long_near": "0.54–0.60",
+    "n_ctx_nothing": 1,
+    "n_ctx_constant": 1,
     "ctx_long_counts": "1, 1",
     "ctx_seeds": 2,
     "ctx_long": 256,
@@ -57,8 +77,11 @@ GOOD = {
     "softmax_ahead": 5,
     "seeds_ahead": 15,
     "n_pairs": 15,
-    "gap_01": "0.010–0.019",
-    "late_sd_max": 0.035,
+    "pair_01": "0.001–0.03",
+    "_pair_01_max": 0.028,
+    "_best_gap": 0.007,
+    "soft_best": "1.361",
+    "relu_best": "1.369",
     "relu0_loss": "1.36–1.38",
     "relu0_min": 1.357,
     "others_min": 1.36,
@@ -69,29 +92,40 @@ GOOD = {
     "cond_soft_first": 0.06,
     "cond_soft_null": 0.061,
     "cond_soft_coherence": 0.56,
+    "cond_soft_coherence_active": 0.96,
+    "_cond_soft_shrink_min": 2.4,
+    "cond_soft_shrink": "2.4–3.6",
 }
 
 BREAKS = {
     "strong-sinks": {"n_strong": 4},
     "strong-sinks-are-no-ops": {"strong_all_nothing": False},
     "strong-sinks-everywhere": {"strong_rows_min": 0.5},
-    "strong-sinks-rare": {"strong_runs": 3},
+    "strong-sinks-dormant": {"strong_active_min": 0.5},
+    "strong-sinks-rare": {"strong_seeds_there": 6},
+    "sinks-form-late": {"strong_formed": 9000},
     "one-informative": {"n_informative": 2},
     "wd0-collapses": {"n_collapsed_soft0": 2},
     "only-wd0-collapses": {"n_collapsed_all": 4},
     "collapse-is-sharp": {"collapsed_entropy_max": 0.5},
-    "collapsed-heads-not-sinks": {"collapsed_constant": 2},
-    "no-sink-at-the-recipe": {"plain_sinks": 1},
+    "norm-does-not-mark-it": {"_relu0_norm_min": 20.0},
+    "collapsed-heads-constant": {"collapsed_constant": 2},
+    "plain-none-at-end": {"plain_sinks": 1},
+    "plain-on-the-edge": {"_plain_late_top": 0.29},
+    "gu-count-differs": {"plain_gu_over": 0},
+    "more-text-higher": {"sc_small_top": 0.4},
+    "context-sinks-park-early": {"_ctx_near_min": 0.4},
     "near-misses-lean": {"_plain_top": 0.2},
     "context-sinks": {"ctx_long_counts": "1, 0"},
     "context-sinks-small-values": {"ctx_value": "0.09–0.25"},
-    "context-sinks-write-little": {"ctx_mean_max": 0.006},
+    "context-sinks-write-little": {"n_ctx_constant": 2},
     "context-lowers-loss": {"_ctx_long_loss": 1.4},
     "softmax-ahead": {"seeds_ahead": 14},
-    "gap-small-at-01": {"gap_01": "0.010–0.09"},
+    "gap-small-at-01": {"_pair_01_max": 0.05},
+    "best-against-best": {"_best_gap": 0.05},
     "relu-trains-without-decay": {"relu0_min": 1.4},
     "relu-silent-by-emptying": {"cond_relu_first": 0.2},
-    "softmax-silent-by-cancelling": {"cond_soft_coherence": 0.95},
+    "softmax-silent-without-a-sink": {"_cond_soft_shrink_min": 1.2},
 }
 
 
@@ -124,10 +158,21 @@ def _run(attention, seed, first, *, lr=0.01, wd=0.1, collapsed=False, zero=0.0, 
             "query_norm": [80.0 if collapsed else 9.0] * 2,
             "collapsed": collapsed,
         },
-        "history": {"val_loss": losses.tolist()},
-        "heads": [_conditional(attention)],
+        "history": {
+            "val_loss": losses.tolist(),
+            "step": [100 * (k + 1) for k in range(8)],
+            "first_mean": [(first * k / 7).tolist() for k in range(8)],  # rises to its end
+        },
+        "heads": [_conditional(attention)]
+        + [_head(layer, head, first[layer, head]) for layer in range(2) for head in (0,)],
         **more,
     }
+
+
+def _head(layer, head, weight):
+    """A head's record of :func:`attnsink.lm.conditional_heads`, not conditional: its weight on
+    token 0 at its active characters is its mean's."""
+    return {"layer": layer, "head": head, "first_active": weight, "conditional": False}
 
 
 def _conditional(attention):
@@ -144,6 +189,10 @@ def _conditional(attention):
         "first_silent": 0.0 if relu else 0.05,
         "null_silent": 0.0 if relu else 0.04,
         "coherence_silent": 0.9 if relu else 0.5,
+        "coherence_active": 0.95,
+        "weighed_silent": 1.0,
+        "weighed_active": 3.0,
+        "first_active": 0.0,
     }
 
 
@@ -151,9 +200,14 @@ def fake_text_runs():
     """The five experiments' results, made up: one strong sink at weight decay 0.5, softmax
     collapsed at 0, and one head above ε at windows of 256."""
     tx = SimpleNamespace(
-        runs=[_run(a, 0, [0.1, 0.2, 0.05, 0.1]) for a in ("softmax", "relu")], meta={"task": {"seq_len": 64}}
+        runs=[_run(a, 0, [0.1, 0.2, 0.05, 0.1]) for a in ("softmax", "relu")],
+        meta={"task": {"seq_len": 64}},
+        settings=SimpleNamespace(steps=800, batch_size=8),
     )
-    sc = SimpleNamespace(runs=[{**_run("softmax", 0, [0.1] * 4), "train_chars": n} for n in (420_000, 4_200_000)])
+    sc = SimpleNamespace(
+        runs=[{**_run("softmax", 0, [0.1] * 4), "train_chars": n} for n in (420_000, 4_200_000)],
+        meta={"recipe": {"steps": 400, "batch_size": 32}},
+    )
     dc = SimpleNamespace(
         runs=[_run(a, 0, [0.1] * 4) for a in ("softmax", "relu")]  # weight decay 0.1: text_lm's runs
         + [
@@ -190,5 +244,12 @@ def test_chapter_8_measures_read_the_runs(monkeypatch):
     assert m["n_compared"] == 3 and m["softmax_ahead"] == 3 and m["relu0_loss"] != "–"
     assert "English, lr 0.01, weight decay 0" not in m["_compared"].index
     assert (m["n_cond_relu"], m["n_cond_soft"], m["cond_soft_coherence"]) == (1, 1, 0.5)
+    # the strong sink rises linearly to 0.99 over 8 measurements: above 0.9 only at the last
+    assert (m["strong_active_min"], m["strong_formed"], m["strong_seeds_there"]) == (
+        0.99,
+        800,
+        2,
+    )  # and the Python run at 0.5
+    assert m["tx_seen"] == 800 * 8 * 63 / 1e6 and m["sc_seen"] == 400 * 32 * 63 / 1e6
     report = claims.run_claims("ch8", "quick", *fake_text_runs())
     assert {r["id"] for r in report.rows if r["holds"]} >= {"wd0-collapses", "only-wd0-collapses", "context-sinks"}
