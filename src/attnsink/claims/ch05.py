@@ -1,8 +1,417 @@
-"""Chapter 5's claims. See :mod:`attnsink.claims`."""
+"""Chapter 5's claims: trained softmax models sink and ReLU models switch off, beyond the
+theorems: the paper's deeper models (:func:`attnsink.experiments.multi_layer`), MLP blocks and
+pre-LayerNorm (:func:`~attnsink.experiments.blocks`), and one-layer sweeps of the length, the
+width and the learning rate (:func:`~attnsink.experiments.sweep`), with when the sink forms.
+
+:func:`measures` reads the three results section by section; the claims follow."""
 
 from __future__ import annotations
 
+import numpy as np
+import pandas as pd
+
+from ..analysis import median_steps
+from ..cache import STORE_HISTORY_POINTS
+from ..metrics import OFF_MASS, SINK_MASS
+from ..profiles import FIGURE_TRIGGER_POS
 from .base import Chapter
 
 CHAPTER = Chapter("ch5")
 BOTH = ("quick", "full")
+SWEEP_KEYS = ["attention", "seq_len", "d_model", "lr", "seed"]
+"""What makes a sweep run distinct: the paper's point is a point of every sweep."""
+
+
+def _shown(attn) -> np.ndarray:
+    """A figure's head grid as one array: (layers, heads, query, key), first test sequence."""
+    return np.stack([np.asarray(a[0]) for a in attn])
+
+
+def deep_measures(deep) -> dict:
+    """The paper's deeper models: settings, sinks, off heads, errors, head kinds, and what the
+    four head grids show (the first test sequence, trigger at position 7)."""
+    runs, heads = pd.DataFrame(deep.runs), deep.heads()
+    soft, relu = runs[runs.attention == "softmax"], heads[heads.attention == "relu"]
+    small = heads[(heads.attention == "softmax") & (heads.n_layers == 2)]
+    big = heads[(heads.attention == "softmax") & (heads.n_layers == 4)]
+    t = FIGURE_TRIGGER_POS
+    rows = [i for i in range(1, deep.task.seq_len) if i != t]  # non-trigger rows from 1 on
+    fig = {key: _shown(a) for key, a in deep.figure_attn.items()}
+    fig_soft = fig[("softmax", 2, 2)]
+    steps = runs.groupby(["attention", "n_layers"])["steps"].median()
+    return {
+        "n_seeds": int(deep.settings.seeds),
+        "deep_steps": int(deep.settings.steps),
+        "_deep_lr": float(deep.settings.lr),
+        "soft_min_max_bos": float(soft.max_head_bos_mass_nontrigger.min()),
+        "relu_max_bos": float(relu.bos_mass_nontrigger.max()),
+        "relu_max_mass": float(relu.attn_mass_nontrigger.max()),
+        "n_deep_runs": int(len(runs)),
+        "n_deep_stopped": int(runs.stopped_early.sum()),
+        "deep_linf": float(runs.linf.max()),
+        "deep_linf_min": float(runs.linf.min()),
+        "deep_rel_err": float(runs[["rel_err_trigger", "rel_err_nontrigger"]].max().max()),
+        "steps_soft_small": int(steps["softmax", 2]),
+        "steps_relu_small": int(steps["relu", 2]),
+        "steps_soft_big": int(steps["softmax", 4]),
+        "steps_relu_big": int(steps["relu", 4]),
+        "small_heads": int(len(small)),
+        "small_sinks": int((small.kind == "sink").sum()),
+        "small_dormant": int((small.kind == "dormant").sum()),
+        "big_heads": int(len(big)),
+        "big_diffuse": int((big.kind == "diffuse").sum()),
+        "big_sinks": int((big.kind == "sink").sum()),
+        "big_diffuse_seeds": int(big.loc[big.kind == "diffuse", "seed"].nunique()),
+        "big_first_layer_diffuse": int(((big.layer == 0) & (big.kind == "diffuse")).sum()),
+        "big_first_layer": int((big.layer == 0).sum()),
+        "n_relu_heads": int(len(relu)),
+        "n_relu_off": int((relu.kind == "off").sum()),
+        "off_mass": f"{OFF_MASS:g}",
+        "sink_mass": f"{SINK_MASS:g}",
+        "_fig_soft_bos": float(fig_soft[:, :, rows, 0].min()),
+        "_fig_soft_trigger": float(fig_soft[:, :, t, 1 : t + 1].sum(-1).min()),
+        "_fig_relu_rows": float(max(fig[k][:, :, rows].sum(-1).max() for k in fig if k[0] == "relu")),
+    }
+
+
+def blocks_measures(extra) -> dict:
+    """MLP blocks and pre-LayerNorm: sinks, off heads (with the one ReLU head near the
+    threshold), who met the stopping rule, and the final errors."""
+    runs, heads = pd.DataFrame(extra.runs), extra.heads()
+    soft, relu = runs[runs.attention == "softmax"], heads[heads.attention == "relu"]
+    mass = relu.attn_mass_nontrigger.sort_values(ascending=False)
+    mlp, ln = runs[runs.blocks == "mlp"], runs[runs.layer_norm.astype(bool)]
+    ln_soft, ln_relu = ln[ln.attention == "softmax"], ln[ln.attention == "relu"]
+    return {
+        "blocks_seeds": int(extra.settings.seeds),
+        "blocks_steps": int(extra.settings.steps),
+        "blocks_soft_min": float(soft.max_head_bos_mass_nontrigger.min()),
+        "blocks_relu_heads": int(len(relu)),
+        "blocks_relu_off": int((relu.kind == "off").sum()),
+        "blocks_relu_top": f"{mass.iloc[0]:.3g}",
+        "_blocks_relu_top": float(mass.iloc[0]),
+        "_blocks_relu_top_bos": float(relu.loc[mass.index[0], "bos_mass_nontrigger"]),
+        "blocks_relu_next": float(mass.iloc[1]),
+        "mlp_runs": int(len(mlp)),
+        "mlp_stopped": int(mlp.stopped_early.sum()),
+        "mlp_linf": float(mlp.linf.max()),
+        "ln_runs": int(len(ln)),
+        "ln_stopped": int(ln.stopped_early.sum()),
+        "ln_soft_lo": float(ln_soft.linf.min()),
+        "ln_soft_hi": float(ln_soft.linf.max()),
+        "ln_relu_lo": float(ln_relu.linf.min()),
+        "ln_relu_hi": float(ln_relu.linf.max()),
+        "ln_rel_trig": float(ln.rel_err_trigger.max()),
+        "ln_rel_rest": float(ln.rel_err_nontrigger.max()),
+    }
+
+
+def sweep_measures(sw) -> dict:
+    """The one-layer sweeps: sinks and off heads over every run; the steps along the length
+    and the learning rate; the runs that did not meet the criterion (the largest learning rate,
+    the largest width); and when the sink forms."""
+    records = pd.DataFrame(sw.runs)
+    runs = records.drop_duplicates(SWEEP_KEYS)
+    soft, relu = runs[runs.attention == "softmax"], runs[runs.attention == "relu"]
+    points, cap = sw.to_json()["points"], int(sw.settings.steps)
+    by_len = median_steps(records, "seq_len")
+    short, long = min(points["seq_len"]), max(points["seq_len"])
+    by_lr = median_steps(records, "lr")
+    settled = {a: by_lr[a][by_lr[a] < cap] for a in ("softmax", "relu")}  # rates whose median run stops
+    top_lr = max(points["lr"])
+    top = runs[(runs.swept == "lr") & (runs.lr == top_lr)]
+    stuck = top[~top.stopped_early.astype(bool)]
+    by_width = median_steps(records, "d_model")
+    widths = sorted(points["d_model"])
+    wide = runs[(runs.swept == "d_model") & (runs.d_model == widths[-1])]
+    wide_relu = wide[wide.attention == "relu"]
+    ratio = soft.step_sink / soft.step_loss  # exact on a history that keeps every k-th step
+    return {
+        "sweep_seeds": int(sw.settings.seeds),
+        "sweep_runs": int(len(runs)),
+        "sweep_stopped": int(runs.stopped_early.sum()),
+        "sweep_cap": cap,
+        "sweep_soft_min_bos": float(soft.bos_mass_nontrigger.min()),
+        "sweep_relu_max_mass": float(relu.attn_mass_nontrigger.max()),
+        "sweep_linf": float(runs.linf.max()),
+        "len_short": int(short),
+        "len_long": int(long),
+        "steps_softmax_short": int(by_len["softmax", short]),
+        "steps_softmax_long": int(by_len["softmax", long]),
+        "steps_relu_short": int(by_len["relu", short]),
+        "steps_relu_long": int(by_len["relu", long]),
+        "growth_softmax": float(by_len["softmax", long] / by_len["softmax", short]),
+        "growth_relu": float(by_len["relu", long] / by_len["relu", short]),
+        "_len_monotone": all(by_len[a].is_monotonic_increasing for a in ("softmax", "relu")),
+        "_lr_settled": {a: [float(r) for r in s.index] for a, s in settled.items()},
+        "_lr_monotone": all(len(s) >= 2 and s.is_monotonic_decreasing for s in settled.values()),
+        "lr_slow_softmax": int(by_lr["softmax"].iloc[0]),
+        "lr_slow_relu": int(by_lr["relu"].iloc[0]),
+        "lr_fast_softmax": int(settled["softmax"].iloc[-1]),
+        "lr_fast_relu": int(settled["relu"].iloc[-1]),
+        "_lr_top": float(top_lr),
+        "lr_top_runs": int(len(top)),
+        "lr_top_stopped": int(top.stopped_early.sum()),
+        "lr_top_linf_lo": float(stuck.linf.min()) if len(stuck) else float("nan"),
+        "lr_top_linf_hi": float(stuck.linf.max()) if len(stuck) else float("nan"),
+        "lr_top_mse": float(top.mse.max()),
+        "width_wide": int(widths[-1]),
+        "width_next": int(widths[-2]),
+        "steps_softmax_wide": int(by_width["softmax", widths[-1]]),
+        "steps_softmax_next": int(by_width["softmax", widths[-2]]),
+        "wide_relu_runs": int(len(wide_relu)),
+        "wide_relu_stopped": int(wide_relu.stopped_early.sum()),
+        "wide_relu_linf_lo": float(wide_relu.linf.min()),
+        "wide_relu_linf_hi": float(wide_relu.linf.max()),
+        "wide_relu_mse": float(wide_relu.mse.max()),
+        "timing_n": int(ratio.notna().sum()),
+        "timing_before": int((ratio < 1).sum()),
+        "timing_median": float(ratio.median()),
+        "_timing_lo": float(ratio.min()),
+        "_timing_hi": float(ratio.max()),
+        "history_points": STORE_HISTORY_POINTS,
+        "top_stride": -(-cap // STORE_HISTORY_POINTS),
+        "relu_sink_runs": int(relu.step_sink.notna().sum()),
+        "_timing": soft,
+    }
+
+
+@CHAPTER.measures
+def measures(deep, extra, sw) -> dict:
+    """The numbers chapter 5 quotes, from :func:`~attnsink.experiments.multi_layer`'s
+    ``deep``, :func:`~attnsink.experiments.blocks`'s ``extra`` and
+    :func:`~attnsink.experiments.sweep`'s ``sw``."""
+    return {**deep_measures(deep), **blocks_measures(extra), **sweep_measures(sw)}
+
+
+# ---- the paper's deeper models ----
+
+
+@CHAPTER.claim("paper-recipe", "The deeper models train as the paper's code does: learning rate 10⁻⁴, 50,000 steps.")
+def _(m):
+    return m["_deep_lr"] == 1e-4 and m["deep_steps"] == 50_000, f"lr {m['_deep_lr']:g}, {m['deep_steps']:,} steps"
+
+
+@CHAPTER.claim(
+    "deep-softmax-sinks",
+    "In every seed of both shapes some softmax head puts at least 0.99 of its weight on BOS.",
+    profiles=BOTH,
+)
+def _(m):
+    return m["soft_min_max_bos"] >= 0.99, f"smallest {m['soft_min_max_bos']:.4f}"
+
+
+@CHAPTER.claim(
+    "deep-relu-off",
+    "No ReLU head keeps more than 0.001 of weight at the non-trigger rows, on BOS or elsewhere.",
+    profiles=BOTH,
+)
+def _(m):
+    return m["relu_max_mass"] < 1e-3 and m["relu_max_bos"] < 1e-3, f"largest row mass {m['relu_max_mass']:.2g}"
+
+
+@CHAPTER.claim("deep-all-stop", "Every deeper model met the stopping rule; relative errors stay below 10⁻⁴.")
+def _(m):
+    ok = m["n_deep_stopped"] == m["n_deep_runs"] and m["deep_rel_err"] < 1e-4
+    return ok, f"{m['n_deep_stopped']} of {m['n_deep_runs']} stopped; largest {m['deep_rel_err']:.2g}"
+
+
+@CHAPTER.claim(
+    "deep-test-error", "Over the test sequences every model's largest error lies above 0.005 and below 0.02."
+)
+def _(m):
+    ok = 0.005 < m["deep_linf_min"] and m["deep_linf"] < 0.02
+    return ok, f"{m['deep_linf_min']:.4f} to {m['deep_linf']:.4f}"
+
+
+@CHAPTER.claim(
+    "big-softmax-slowest", "The 4 × 4 softmax models take the most steps, over twice any other model's median."
+)
+def _(m):
+    others = max(m["steps_soft_small"], m["steps_relu_small"], m["steps_relu_big"])
+    return m["steps_soft_big"] > 2 * others, f"{m['steps_soft_big']:,} against at most {others:,}"
+
+
+@CHAPTER.claim(
+    "figures-show-it",
+    "On the sequence the figures show, the 2 × 2 softmax heads put most of each non-trigger row on BOS and "
+    "most of the trigger row on tokens 1 to 7; every ReLU row from 1 on but the trigger's holds under 0.01.",
+    profiles=BOTH,
+)
+def _(m):
+    ok = m["_fig_soft_bos"] > 0.5 and m["_fig_soft_trigger"] > 0.5 and m["_fig_relu_rows"] < 0.01
+    shown = f"BOS ≥ {m['_fig_soft_bos']:.2f}, trigger content ≥ {m['_fig_soft_trigger']:.2f}"
+    return ok, f"{shown}; ReLU rows ≤ {m['_fig_relu_rows']:.2g}"
+
+
+# ---- what each head does ----
+
+
+@CHAPTER.claim("small-heads-park", "Every head of the 2 × 2 softmax models parks on BOS: all sinks but one dormant.")
+def _(m):
+    ok = m["small_sinks"] + m["small_dormant"] == m["small_heads"] and m["small_dormant"] == 1
+    return ok, f"{m['small_sinks']} sinks, {m['small_dormant']} dormant of {m['small_heads']}"
+
+
+@CHAPTER.claim(
+    "big-heads-mix",
+    "Every seed of the 4 × 4 softmax model has diffuse heads, about half of its heads; the others are sinks.",
+    profiles=BOTH,
+)
+def _(m):
+    share = m["big_diffuse"] / m["big_heads"]
+    rest_sink = m["big_diffuse"] + m["big_sinks"] == m["big_heads"]
+    ok = m["big_diffuse_seeds"] == m["n_seeds"] and 0.3 < share < 0.7 and rest_sink
+    shown = f"{m['big_diffuse']} diffuse, {m['big_sinks']} sinks of {m['big_heads']}"
+    return ok, f"{shown}; in {m['big_diffuse_seeds']} seeds"
+
+
+@CHAPTER.claim("first-layer-diffuse", "Almost every first-layer head of the 4 × 4 softmax models is diffuse.")
+def _(m):
+    share = m["big_first_layer_diffuse"] / m["big_first_layer"]
+    return share >= 0.9, f"{m['big_first_layer_diffuse']} of {m['big_first_layer']}"
+
+
+@CHAPTER.claim("relu-heads-off", "Every ReLU head of the deeper models is off.", profiles=BOTH)
+def _(m):
+    return m["n_relu_off"] == m["n_relu_heads"], f"{m['n_relu_off']} of {m['n_relu_heads']}"
+
+
+# ---- MLP blocks and LayerNorm ----
+
+
+@CHAPTER.claim(
+    "blocks-softmax-sinks",
+    "With an MLP block, pre-LayerNorm or both, every softmax model has a head that puts at least 0.99 on BOS.",
+    profiles=BOTH,
+)
+def _(m):
+    return m["blocks_soft_min"] >= 0.99, f"smallest {m['blocks_soft_min']:.4f}"
+
+
+@CHAPTER.claim(
+    "blocks-relu-off",
+    "Every ReLU head with the blocks is off; all but one keep under 0.001 of weight at the non-trigger rows.",
+    profiles=BOTH,
+)
+def _(m):
+    ok = m["blocks_relu_off"] == m["blocks_relu_heads"] and m["blocks_relu_next"] < 1e-3
+    return ok, f"{m['blocks_relu_off']} of {m['blocks_relu_heads']} off; next to largest {m['blocks_relu_next']:.2g}"
+
+
+@CHAPTER.claim(
+    "one-relu-head-near-threshold",
+    "One ReLU head keeps just under 0.1 of weight at the non-trigger rows, nearly all of it on BOS.",
+)
+def _(m):
+    top, bos = m["_blocks_relu_top"], m["_blocks_relu_top_bos"]
+    return 0.05 < top < OFF_MASS and bos > 0.95 * top, f"{top:.4f}, {bos:.4f} on BOS"
+
+
+@CHAPTER.claim("mlp-trains", "With an MLP block alone every model met the stopping rule; test errors stay under 0.02.")
+def _(m):
+    ok = m["mlp_stopped"] == m["mlp_runs"] and m["mlp_linf"] < 0.02
+    return ok, f"{m['mlp_stopped']} of {m['mlp_runs']}; largest {m['mlp_linf']:.3f}"
+
+
+@CHAPTER.claim(
+    "ln-does-not-stop", "No model with pre-LayerNorm met the stopping rule within the step cap.", profiles=BOTH
+)
+def _(m):
+    return m["ln_stopped"] == 0, f"{m['ln_stopped']} of {m['ln_runs']}"
+
+
+@CHAPTER.claim(
+    "ln-relu-closer",
+    "With pre-LayerNorm every ReLU model ends with a smaller largest error than every softmax model.",
+)
+def _(m):
+    shown = f"ReLU at most {m['ln_relu_hi']:.3f}, softmax at least {m['ln_soft_lo']:.3f}"
+    return m["ln_relu_hi"] < m["ln_soft_lo"], shown
+
+
+@CHAPTER.claim("ln-fits-on-average", "The LayerNorm models' relative errors stay below 0.01.")
+def _(m):
+    top = max(m["ln_rel_trig"], m["ln_rel_rest"])
+    return top < 0.01, f"largest {top:.2g}"
+
+
+# ---- the sweeps ----
+
+
+@CHAPTER.claim(
+    "sweep-sinks",
+    "In every run of the sweeps the softmax head puts at least 0.99 on BOS and the ReLU head under 10⁻⁶ anywhere.",
+    profiles=BOTH,
+)
+def _(m):
+    ok = m["sweep_soft_min_bos"] >= 0.99 and m["sweep_relu_max_mass"] < 1e-6
+    return ok, f"smallest BOS {m['sweep_soft_min_bos']:.4f}; largest ReLU row {m['sweep_relu_max_mass']:.2g}"
+
+
+@CHAPTER.claim(
+    "length-slows-softmax",
+    "Longer sequences need more steps, and they slow softmax more than ReLU.",
+    profiles=BOTH,
+)
+def _(m):
+    ok = m["_len_monotone"] and m["growth_softmax"] > m["growth_relu"] > 1
+    return ok, f"softmax {m['growth_softmax']:.2f}-fold, ReLU {m['growth_relu']:.2f}-fold"
+
+
+@CHAPTER.claim("length-threefold", "From L = 8 to 128, softmax's steps grow about threefold, ReLU's under twofold.")
+def _(m):
+    ok = 2.5 <= m["growth_softmax"] <= 3.5 and m["growth_relu"] < 2 and (m["len_short"], m["len_long"]) == (8, 128)
+    return ok, f"L {m['len_short']} to {m['len_long']}: {m['growth_softmax']:.2f} and {m['growth_relu']:.2f}"
+
+
+@CHAPTER.claim(
+    "lr-pace",
+    "Up to 3 × 10⁻³, the larger the learning rate, the fewer the steps, for both rules.",
+    profiles=BOTH,
+)
+def _(m):
+    ok = m["_lr_monotone"] and all(max(r) == 3e-3 for r in m["_lr_settled"].values())
+    return ok, f"rates whose median run stops: {m['_lr_settled']['softmax']}"
+
+
+@CHAPTER.claim(
+    "lr-too-large", "At 10⁻² at most one run in ten meets the criterion within the cap; the rest fit the task closely."
+)
+def _(m):
+    ok = m["_lr_top"] == 1e-2 and m["lr_top_stopped"] * 10 <= m["lr_top_runs"] and m["lr_top_mse"] < 1e-6
+    return ok, f"{m['lr_top_stopped']} of {m['lr_top_runs']}; mean squared error at most {m['lr_top_mse']:.2g}"
+
+
+@CHAPTER.claim(
+    "width-64-slow",
+    "At width 64 softmax needs over ten times the steps of width 32; no ReLU run meets the criterion, yet all fit.",
+)
+def _(m):
+    slow = m["width_wide"] == 64 and m["steps_softmax_wide"] > 10 * m["steps_softmax_next"]
+    ok = slow and m["wide_relu_stopped"] == 0 and m["wide_relu_mse"] < 1e-6
+    shown = f"{m['steps_softmax_wide']:,} against {m['steps_softmax_next']:,}"
+    return ok, f"{shown}; {m['wide_relu_stopped']} ReLU runs stop, mean squared error ≤ {m['wide_relu_mse']:.2g}"
+
+
+# ---- when the sink forms ----
+
+
+@CHAPTER.claim(
+    "sink-before-loss",
+    "In every softmax run of the sweeps the sink forms before the loss has fallen tenfold.",
+    profiles=BOTH,
+)
+def _(m):
+    return m["timing_n"] > 0 and m["timing_before"] == m["timing_n"], f"{m['timing_before']} of {m['timing_n']}"
+
+
+@CHAPTER.claim("sink-at-three-quarters", "The sink's step is a median of about three quarters of the loss's step.")
+def _(m):
+    ok = 0.7 <= m["timing_median"] <= 0.8
+    return ok, f"median {m['timing_median']:.2f}, range {m['_timing_lo']:.2f} to {m['_timing_hi']:.2f}"
+
+
+@CHAPTER.claim("relu-never-parks", "No ReLU run of the sweeps ever reaches a BOS mass of 0.9.", profiles=BOTH)
+def _(m):
+    return m["relu_sink_runs"] == 0, f"{m['relu_sink_runs']} runs"

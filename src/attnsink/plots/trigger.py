@@ -273,3 +273,25 @@ def price_frontier(front: pd.DataFrame, trained: pd.DataFrame) -> plt.Figure:
     ax.legend(fontsize=7, loc="upper right")
     fig.tight_layout()
     return fig
+
+
+def sink_step_share(runs: list[dict]) -> plt.Figure:
+    """When the sink forms, as a share of when the loss falls (chapter 5): for every softmax run
+    of a one-setting-at-a-time sweep, ``step_sink / step_loss``
+    (:func:`attnsink.metrics.sink_timing`), one panel per setting swept and one dot per seed;
+    below the dashed line at 1, the sink forms first. A ratio of the two steps reads the same on
+    a history that keeps every k-th step."""
+    df = pd.DataFrame([r for r in runs if r.get("step_sink") is not None and r.get("step_loss")])
+    df = df.assign(share=df["step_sink"] / df["step_loss"])
+    swept = list(dict.fromkeys(df["swept"]))
+    fig, axes = plt.subplots(1, len(swept), figsize=(4.4 * len(swept), 3.6), sharey=True, squeeze=False)
+    for ax, name in zip(axes[0], swept):
+        part = df[df["swept"] == name]
+        sns.stripplot(part, x=name, y="share", ax=ax, color="tab:blue", size=5, jitter=0.15)
+        ax.axhline(1.0, color="grey", ls="--", lw=1)
+        ax.set_ylim(0, max(1.1, part["share"].max() * 1.05))
+        ax.set_xlabel(name)
+        ax.set_ylabel("sink step ÷ loss step" if ax is axes[0, 0] else "")
+    sns.despine(fig)
+    fig.tight_layout()
+    return fig

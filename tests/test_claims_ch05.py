@@ -1,0 +1,282 @@
+"""Chapter 5's claims (attnsink.claims.ch05): each holds on good measures and fails when its
+number moves; the measures read made-up deeper models, blocks and sweeps right."""
+
+from __future__ import annotations
+
+from types import SimpleNamespace
+
+import numpy as np
+import pandas as pd
+import pytest
+
+from attnsink import claims, plots
+from attnsink.claims import ch05
+
+GOOD = {
+    "_deep_lr": 1e-4,
+    "deep_steps": 50_000,
+    "soft_min_max_bos": 0.9945,
+    "relu_max_bos": 3.8e-4,
+    "relu_max_mass": 3.8e-4,
+    "n_deep_runs": 20,
+    "n_deep_stopped": 20,
+    "deep_rel_err": 2.4e-5,
+    "deep_linf_min": 0.0076,
+    "deep_linf": 0.0155,
+    "steps_soft_small": 9_610,
+    "steps_relu_small": 12_084,
+    "steps_soft_big": 25_314,
+    "steps_relu_big": 6_667,
+    "_fig_soft_bos": 0.99,
+    "_fig_soft_trigger": 0.96,
+    "_fig_relu_rows": 0.006,
+    "small_heads": 20,
+    "small_sinks": 19,
+    "small_dormant": 1,
+    "n_seeds": 5,
+    "big_heads": 80,
+    "big_diffuse": 43,
+    "big_sinks": 37,
+    "big_diffuse_seeds": 5,
+    "big_first_layer": 20,
+    "big_first_layer_diffuse": 19,
+    "n_relu_heads": 100,
+    "n_relu_off": 100,
+    "blocks_soft_min": 0.9998,
+    "blocks_relu_heads": 60,
+    "blocks_relu_off": 60,
+    "blocks_relu_next": 8.6e-4,
+    "_blocks_relu_top": 0.0995,
+    "_blocks_relu_top_bos": 0.0995,
+    "mlp_runs": 10,
+    "mlp_stopped": 10,
+    "mlp_linf": 0.018,
+    "ln_runs": 20,
+    "ln_stopped": 0,
+    "ln_soft_lo": 0.114,
+    "ln_relu_hi": 0.094,
+    "ln_rel_trig": 0.004,
+    "ln_rel_rest": 2.2e-5,
+    "sweep_soft_min_bos": 0.9989,
+    "sweep_relu_max_mass": 5.7e-8,
+    "_len_monotone": True,
+    "growth_softmax": 2.97,
+    "growth_relu": 1.49,
+    "len_short": 8,
+    "len_long": 128,
+    "_lr_monotone": True,
+    "_lr_settled": {"softmax": [1e-4, 3e-4, 1e-3, 3e-3], "relu": [1e-4, 3e-4, 1e-3, 3e-3]},
+    "_lr_top": 1e-2,
+    "lr_top_runs": 10,
+    "lr_top_stopped": 1,
+    "lr_top_mse": 7.7e-7,
+    "width_wide": 64,
+    "steps_softmax_wide": 12_866,
+    "steps_softmax_next": 678,
+    "wide_relu_stopped": 0,
+    "wide_relu_mse": 3.4e-7,
+    "timing_n": 60,
+    "timing_before": 60,
+    "timing_median": 0.76,
+    "_timing_lo": 0.67,
+    "_timing_hi": 0.96,
+    "relu_sink_runs": 0,
+}
+
+BREAKS = {
+    "paper-recipe": {"_deep_lr": 1e-3},
+    "deep-softmax-sinks": {"soft_min_max_bos": 0.95},
+    "deep-relu-off": {"relu_max_mass": 0.02},
+    "deep-all-stop": {"n_deep_stopped": 19},
+    "deep-test-error": {"deep_linf": 0.03},
+    "big-softmax-slowest": {"steps_soft_big": 20_000},
+    "figures-show-it": {"_fig_relu_rows": 0.02},
+    "small-heads-park": {"small_sinks": 18},
+    "big-heads-mix": {"big_diffuse_seeds": 4},
+    "first-layer-diffuse": {"big_first_layer_diffuse": 15},
+    "relu-heads-off": {"n_relu_off": 99},
+    "blocks-softmax-sinks": {"blocks_soft_min": 0.9},
+    "blocks-relu-off": {"blocks_relu_next": 0.002},
+    "one-relu-head-near-threshold": {"_blocks_relu_top_bos": 0.01},
+    "mlp-trains": {"mlp_stopped": 9},
+    "ln-does-not-stop": {"ln_stopped": 1},
+    "ln-relu-closer": {"ln_relu_hi": 0.12},
+    "ln-fits-on-average": {"ln_rel_trig": 0.02},
+    "sweep-sinks": {"sweep_soft_min_bos": 0.98},
+    "length-slows-softmax": {"growth_relu": 3.1},
+    "length-threefold": {"growth_softmax": 2.0},
+    "lr-pace": {"_lr_monotone": False},
+    "lr-too-large": {"lr_top_stopped": 5},
+    "width-64-slow": {"wide_relu_stopped": 1},
+    "sink-before-loss": {"timing_before": 59},
+    "sink-at-three-quarters": {"timing_median": 0.9},
+    "relu-never-parks": {"relu_sink_runs": 1},
+}
+
+
+def test_every_chapter_5_claim_holds_on_good_measures_and_fails_when_its_number_moves():
+    ids = [c.id for c in ch05.CHAPTER.claims]
+    assert sorted(ids) == sorted(BREAKS), "every claim has a test that breaks it"
+    for c in ch05.CHAPTER.claims:
+        assert c.run(GOOD)[0], c.id
+        assert not c.run({**GOOD, **BREAKS[c.id]})[0], c.id
+
+
+def test_the_claims_quick_must_meet_are_those_its_small_runs_can_show():
+    quick = {c.id for c in ch05.CHAPTER.claims if "quick" in c.profiles}
+    assert "sweep-sinks" in quick and "sink-before-loss" in quick
+    assert not quick & {"paper-recipe", "deep-all-stop", "width-64-slow", "lr-too-large", "mlp-trains"}
+
+
+# ---- made-up results: two seeds, softmax parks, ReLU switches off ----
+
+SETTINGS = SimpleNamespace(seeds=2, steps=1_000, lr=1e-4)
+
+
+def _attn(rule: str, n_layers: int, n_heads: int, L: int = 10, t: int = 7) -> list[np.ndarray]:
+    """Per layer, (sequences, heads, query, key) weights: softmax on BOS but at the trigger,
+    where it averages tokens 1..t; ReLU zero but at the trigger."""
+    a = np.zeros((1, n_heads, L, L))
+    if rule == "softmax":
+        a[..., 0] = 1.0
+        a[..., t, :] = 0.0
+    a[..., t, 1 : t + 1] = 1.0 / t
+    return [a.copy() for _ in range(n_layers)]
+
+
+def _deep():
+    runs, heads = [], []
+    for rule in ("softmax", "relu"):
+        for n in (2, 4):
+            for seed in range(2):
+                runs.append(
+                    {
+                        "attention": rule,
+                        "n_layers": n,
+                        "seed": seed,
+                        "steps": 900 if (rule, n) == ("softmax", 4) else 300,
+                        "stopped_early": True,
+                        "linf": 0.01,
+                        "rel_err_trigger": 1e-5,
+                        "rel_err_nontrigger": 1e-7,
+                        "max_head_bos_mass_nontrigger": 0.99 if rule == "softmax" else 0.0,
+                    }
+                )
+                for layer in range(n):
+                    for head in range(n):
+                        soft = rule == "softmax"
+                        diffuse = soft and n == 4 and layer == 0
+                        heads.append(
+                            {
+                                "attention": rule,
+                                "n_layers": n,
+                                "seed": seed,
+                                "layer": layer,
+                                "head": head,
+                                "bos_mass_nontrigger": (0.2 if diffuse else 0.99) if soft else 0.0,
+                                "attn_mass_nontrigger": 1.0 if soft else 1e-4,
+                                "kind": ("diffuse" if diffuse else "sink") if soft else "off",
+                            }
+                        )
+    attn = {(rule, n, n): _attn(rule, n, n) for rule in ("softmax", "relu") for n in (2, 4)}
+    frame = pd.DataFrame(heads)
+    return SimpleNamespace(
+        settings=SETTINGS, runs=runs, heads=lambda: frame, figure_attn=attn, task=SimpleNamespace(seq_len=10)
+    )
+
+
+def _extra():
+    runs, heads = [], []
+    for name, ln in (("mlp", False), ("layer_norm", True)):
+        for rule in ("softmax", "relu"):
+            for seed in range(2):
+                runs.append(
+                    {
+                        "blocks": name,
+                        "layer_norm": ln,
+                        "attention": rule,
+                        "seed": seed,
+                        "stopped_early": not ln,
+                        "linf": (0.15 if rule == "softmax" else 0.05) if ln else 0.01,
+                        "rel_err_trigger": 0.003 if ln else 1e-5,
+                        "rel_err_nontrigger": 1e-6,
+                        "max_head_bos_mass_nontrigger": 0.999 if rule == "softmax" else 1e-4,
+                    }
+                )
+                for head in range(2):
+                    top = rule == "relu" and ln and seed == 1 and head == 0  # the one near the threshold
+                    heads.append(
+                        {
+                            "attention": rule,
+                            "attn_mass_nontrigger": 1.0 if rule == "softmax" else (0.0995 if top else 1e-4),
+                            "bos_mass_nontrigger": 0.999 if rule == "softmax" else (0.099 if top else 0.0),
+                            "kind": "sink" if rule == "softmax" else "off",
+                        }
+                    )
+    frame = pd.DataFrame(heads)
+    return SimpleNamespace(settings=SETTINGS, runs=runs, heads=lambda: frame)
+
+
+def _sweep():
+    points = {"seq_len": [8, 16, 32], "d_model": [16, 64], "lr": [1e-3, 3e-3, 1e-2]}
+    default = {"seq_len": 16, "d_model": 16, "lr": 1e-3}
+    cap, runs = 1_000, []
+    for swept, values in points.items():
+        for value in values:
+            point = {**default, swept: value}
+            for rule in ("softmax", "relu"):
+                slow = (point["seq_len"] / 16) ** (1.0 if rule == "softmax" else 0.3)
+                steps = 100 * slow * (1e-3 / point["lr"])
+                stuck = point["lr"] == 1e-2 or (point["d_model"] == 64 and rule == "relu")
+                for seed in range(2):
+                    runs.append(
+                        {
+                            "swept": swept,
+                            **point,
+                            "attention": rule,
+                            "seed": seed,
+                            "steps": cap if stuck else int(steps),
+                            "stopped_early": not stuck,
+                            "linf": 0.02 if stuck else 0.004,
+                            "mse": 1e-7,
+                            "bos_mass_nontrigger": 0.999 if rule == "softmax" else 0.0,
+                            "attn_mass_nontrigger": 1.0 if rule == "softmax" else 0.0,
+                            "step_sink": 3.0 + 0.5 * seed if rule == "softmax" else np.nan,
+                            "step_loss": 4,
+                        }
+                    )
+    return SimpleNamespace(settings=SimpleNamespace(seeds=2, steps=cap), runs=runs, to_json=lambda: {"points": points})
+
+
+def test_chapter_5_measures_read_made_up_runs():
+    m = ch05.measures(_deep(), _extra(), _sweep())
+    assert (m["n_seeds"], m["n_deep_runs"], m["n_deep_stopped"]) == (2, 8, 8)
+    assert m["soft_min_max_bos"] == pytest.approx(0.99) and m["relu_max_mass"] == pytest.approx(1e-4)
+    assert (m["small_heads"], m["small_sinks"], m["small_dormant"]) == (8, 8, 0)
+    assert (m["big_heads"], m["big_diffuse"], m["big_diffuse_seeds"], m["big_first_layer_diffuse"]) == (32, 8, 2, 8)
+    assert m["steps_soft_big"] == 900 and m["steps_relu_big"] == 300
+    assert m["_fig_soft_bos"] == 1.0 and m["_fig_soft_trigger"] == pytest.approx(1.0) and m["_fig_relu_rows"] == 0
+    # blocks: the ReLU head near the threshold found, with the next largest
+    assert m["blocks_relu_top"] == "0.0995" and m["blocks_relu_next"] == pytest.approx(1e-4)
+    assert (m["mlp_runs"], m["mlp_stopped"], m["ln_runs"], m["ln_stopped"]) == (4, 4, 4, 0)
+    assert m["ln_relu_hi"] == 0.05 and m["ln_soft_lo"] == 0.15
+    # sweeps: the paper's point counted once; steps along L; the largest rate and width stuck
+    assert m["sweep_runs"] == 2 * 2 * (3 + 2 + 3 - 2)
+    assert (m["len_short"], m["len_long"], m["steps_softmax_long"]) == (8, 32, 200)
+    assert m["growth_softmax"] == pytest.approx(4.0) and m["growth_relu"] < 2
+    assert m["_lr_settled"]["softmax"] == [1e-3, 3e-3] and m["_lr_monotone"]
+    assert (m["lr_top_runs"], m["lr_top_stopped"], m["wide_relu_runs"], m["wide_relu_stopped"]) == (4, 0, 2, 0)
+    assert (m["timing_n"], m["timing_before"]) == (12, 12) and m["timing_median"] == pytest.approx(0.8125)
+    assert m["relu_sink_runs"] == 0
+    report = claims.run_claims("ch5", "quick", _deep(), _extra(), _sweep())
+    held = {r["id"] for r in report.rows if r["holds"]}
+    assert {"deep-softmax-sinks", "relu-heads-off", "ln-does-not-stop", "sweep-sinks", "sink-before-loss"} <= held
+    assert "paper-recipe" not in held  # the made-up runs keep a step cap of 1,000
+
+
+def test_the_sink_timing_figure_draws_one_dot_per_softmax_run_below_the_line():
+    runs = [r for r in _sweep().runs if r["attention"] == "softmax"]
+    fig = plots.sink_step_share(runs)
+    assert len(fig.axes) == 3
+    dots = np.concatenate([np.asarray(c.get_offsets())[:, 1] for ax in fig.axes for c in ax.collections])
+    assert len(dots) == len(runs) and (dots < 1).all()
