@@ -291,3 +291,19 @@ def test_blocks_add_up_counts_the_mlps():
     assert got["mlps"] == pytest.approx(1.0) and got["all"] < 1e-5 and got["spread"] < 1e-5
     with pytest.raises(ValueError, match="residual"):
         blocks_add_up(AttentionModel(16), task.sample(4))
+
+
+def test_sink_timing_reads_training_steps_even_from_a_thinned_history():
+    import numpy as np
+
+    from attnsink.metrics import sink_timing
+
+    # every 10th step kept, as the store keeps a long run's history
+    steps = np.arange(0, 100, 10)
+    bos = np.array([0.1, 0.2, 0.5, 0.95, 0.99, 1, 1, 1, 1, 1])[:, None, None]
+    loss = np.array([1.0, 0.5, 0.2, 0.09, 0.05, 0.009, 0.005, 0.004, 0.003, 0.002])
+    t = sink_timing({"step": steps, "bos_mass": bos, "loss": loss})
+    assert t == {"step_sink": 30, "step_loss": 30}
+    assert sink_timing({"step": steps, "bos_mass": bos, "loss": loss}, loss_drop=0.01)["step_loss"] == 50
+    never = sink_timing({"step": steps, "bos_mass": bos * 0, "loss": loss * 0 + 1})
+    assert never == {"step_sink": None, "step_loss": None}

@@ -585,15 +585,18 @@ def sink_timing(history: dict, *, sink: float = 0.9, loss_drop: float = 0.1) -> 
     """When the sink forms, against when the loss drops, read off a training history
     (:attr:`attnsink.training.TrainResult.history`).
 
-    ``step_sink``: the first step at which some head's BOS mass at non-trigger rows reaches
-    ``sink``; ``step_loss``: the first step at which the batch loss has fallen to
-    ``loss_drop`` times its value at step 0. Either is None when it never happens.
+    ``step_sink``: the first recorded step at which some head's BOS mass at non-trigger rows
+    reaches ``sink``; ``step_loss``: the first recorded step at which the batch loss has
+    fallen to ``loss_drop`` times its value at the first record. Either is None when it never
+    happens. Steps are read from ``history["step"]``, so a history that keeps every k-th step
+    gives training steps, at that resolution.
     """
-    bos = np.asarray(history["bos_mass"]).reshape(len(history["step"]), -1).max(axis=1)
+    steps = np.asarray(history["step"])
+    bos = np.asarray(history["bos_mass"]).reshape(len(steps), -1).max(axis=1)
     loss = np.asarray(history["loss"])
 
     def first(flags):
         idx = np.flatnonzero(flags)
-        return int(idx[0]) if len(idx) else None
+        return int(steps[idx[0]]) if len(idx) else None
 
     return {"step_sink": first(bos >= sink), "step_loss": first(loss <= loss_drop * loss[0])}
