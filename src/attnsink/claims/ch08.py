@@ -168,8 +168,17 @@ def _sink_measures(heads: pd.DataFrame, runs: list) -> dict:
         r = record[h.setting, h.attention, h.seed]
         active += [c["first_active"] for c in r["heads"] if (c["layer"], c["head"]) == (h.layer, h.head)]
         first = np.asarray(r["history"]["first_mean"])[:, h.layer, h.head]
-        below = np.flatnonzero(first <= STRONG)  # above STRONG for good after the last of these
-        formed.append(int(np.asarray(r["history"]["step"])[below[-1] + 1 if len(below) else 0]))
+        at = int((first > STRONG).argmax())  # the first measurement above STRONG
+        formed.append(
+            {
+                "wd": h.setting.rsplit(" ", 1)[-1],
+                "step": int(np.asarray(r["history"]["step"])[at]),
+                "after": float((first[at:] > STRONG).mean()),  # the share of later measurements above
+            }
+        )
+    formed = pd.DataFrame(formed, columns=["wd", "step", "after"])
+    late, early = formed[formed.wd == "0.5"], formed[formed.wd == "1"]
+    soft_runs = trained.groupby(["setting", "seed"]).ngroups
     return {
         "eps": SINK_EPS,
         "tol": WRITE_TOL,
@@ -186,8 +195,12 @@ def _sink_measures(heads: pd.DataFrame, runs: list) -> dict:
         "strong_seeds_there": int(seeds_there),
         "strong_seeds_english": int(seeds_english),
         "strong_active_min": float(min(active)) if active else np.nan,
-        "strong_formed": int(min(formed)) if formed else np.nan,
-        "strong_formed_last": int(max(formed)) if formed else np.nan,
+        "n_soft_trained": int(soft_runs),
+        "late_first": _span(late.step, 3) if len(late) else "–",
+        "_late_first_min": int(late.step.min()) if len(late) else np.nan,
+        "early_first": int(early.step.max()) if len(early) else np.nan,
+        "early_after": float(early.after.min()) if len(early) else np.nan,
+        "strong_rows_max": float(strong.sink_rows.max()) if len(strong) else np.nan,
         "strong_wds": " and ".join(wds),
         "n_other_sinks": len(other),
         "n_informative": int((sinks.writes == "informative").sum()),
@@ -257,6 +270,9 @@ def _plain_measures(heads: pd.DataFrame, tx, sc, runs: list) -> dict:
     amounts = sorted({r["train_chars"] for r in sc.runs})
     by_amount = {n: max(np.max(r["first_mean"]) for r in sc.runs if r["train_chars"] == n) for n in amounts}
     recipe = sc.meta["recipe"]
+    small = [r for r in sc.runs if r["train_chars"] == amounts[0]]
+    large = [r for r in sc.runs if r["train_chars"] == amounts[-1]]
+    overfit = [float(r["history"]["val_loss"][-1] - np.min(r["history"]["val_loss"])) for r in small]
     return {
         "plain_runs": int(plain.groupby(["setting", "seed"]).ngroups),
         "plain_sinks": int((plain.first_mean > SINK_EPS).sum()),
@@ -272,6 +288,12 @@ def _plain_measures(heads: pd.DataFrame, tx, sc, runs: list) -> dict:
         "sc_small": float(amounts[0]) / 1e6,
         "sc_large": float(amounts[-1]) / 1e6,
         "sc_small_top": float(by_amount[amounts[0]]),
+        "sc_small_tops": _span([np.max(r["first_mean"]) for r in small], 2),
+        "sc_large_tops": _span([np.max(r["first_mean"]) for r in large], 2),
+        "_sc_large_min": float(min(np.max(r["first_mean"]) for r in large)),
+        "_sc_small_max": float(max(np.max(r["first_mean"]) for r in small)),
+        "sc_overfit": float(min(overfit)),
+        "sc_passes": recipe["steps"] * recipe["batch_size"] * (L - 1) / amounts[0],
         "sc_large_top": f"{by_amount[amounts[-1]]:.2f}",
         "_sc_large_top": float(by_amount[amounts[-1]]),
         "tx_steps": int(tx.settings.steps),
@@ -318,6 +340,7 @@ def _context_measures(heads: pd.DataFrame, cx, sc) -> dict:
         "ctx_zero_max": float(ctx_sinks.ablate_zero.abs().max()) if len(ctx_sinks) else np.nan,
         "ctx_mean_max": float(ctx_sinks.ablate_mean.abs().max()) if len(ctx_sinks) else np.nan,
         "ctx_writes": ", ".join(sorted(set(ctx_sinks.writes))) if len(ctx_sinks) else "–",
+        "ctx_mean_min": float(ctx_sinks.ablate_mean.min()) if len(ctx_sinks) else np.nan,
         "n_ctx_nothing": int((ctx_sinks.writes == "nothing").sum()),
         "n_ctx_constant": int((ctx_sinks.writes == "constant").sum()),
         "_ctx_near_min": float(min(n.max() for n in near)) if near else np.nan,
@@ -411,8 +434,8 @@ def conditional_table(on: pd.DataFrame, task: dict) -> pd.DataFrame:
             "rule": on.attention,
             "lr": on.lr,
             "seed": on.seed,
-            "layer": on.layer,
-            "head": on.head,
+            "layer": on["layer"],
+            "head": on["head"],
             "active characters": on.active_tokens.map(lambda ts: " ".join(repr(chars[t]) for t in ts)),
             "active share": on.coverage,
             "silent / active output": on.quiet_ratio,
@@ -470,10 +493,13 @@ def _(m):
 
 
 @CHAPTER.claim(
-    "strong-sinks-everywhere", "They park at nearly every query: their sink rows are at least 90% of their queries."
+    "strong-sinks-everywhere",
+    "They park at nearly every query: sink rows at 0.94 or more of their queries (at most 61 of 63 can be).",
 )
 def _(m):
-    return m["strong_rows_min"] >= 0.9, f"smallest share of sink rows {m['strong_rows_min']:.2f}"
+    return 0.9 <= m["strong_rows_min"] <= m["strong_rows_max"] <= 61 / 63 + 1e-6, (
+        f"share of sink rows {m['strong_rows_min']:.3f}–{m['strong_rows_max']:.3f}"
+    )
 
 
 @CHAPTER.claim(
@@ -488,25 +514,31 @@ def _(m):
 
 @CHAPTER.claim(
     "strong-sinks-rare",
-    "They formed in two of the nine softmax runs at weight decay 0.5 or 1 (two of six on English), and nowhere else.",
+    "They formed in two of the 21 softmax runs that trained, both on English at weight decay 0.5 or 1 (of six there).",
 )
 def _(m):
     holds = (
         m["strong_runs"] == 2
-        and m["strong_seeds_there"] == 9
+        and m["n_soft_trained"] == 21
         and m["strong_seeds_english"] == 6
         and m["strong_wds"] == "0.5 and 1"
     )
     return holds, (
-        f"{m['strong_runs']} of {m['strong_seeds_there']} runs ({m['strong_seeds_english']} on English), "
+        f"{m['strong_runs']} of {m['n_soft_trained']} runs; {m['strong_seeds_english']} English runs "
         f"at weight decay {m['strong_wds']}"
     )
 
 
-@CHAPTER.claim("sinks-form-late", "They formed late: each stays above 0.9 only after the last step of the Python runs.")
+@CHAPTER.claim(
+    "sinks-form-late",
+    "At weight decay 0.5 they formed late, after the last step of the Python runs; at 1 they formed "
+    "by step 5,000 and stayed above 0.9 at most later measurements.",
+)
 def _(m):
-    return m["strong_formed"] > m["sc_steps"], (
-        f"above 0.9 for good from steps {m['strong_formed']}–{m['strong_formed_last']}; Python runs stop at {m['sc_steps']}"
+    holds = m["_late_first_min"] > m["sc_steps"] and m["early_first"] <= 5000 and m["early_after"] > 0.8
+    return holds, (
+        f"0.5: first above 0.9 at steps {m['late_first']}; 1: by step {m['early_first']}, "
+        f"then above at ≥ {m['early_after']:.0%}; Python runs stop at {m['sc_steps']}"
     )
 
 
@@ -590,9 +622,15 @@ def _(m):
     return 4.5 <= ratio < 5.5, f"{m['_plain_top']:.3f} = {ratio:.1f} × {m['even']:.3f}"
 
 
-@CHAPTER.claim("more-text-higher", "On Python source, more text raised the highest head.")
+@CHAPTER.claim(
+    "more-text-higher",
+    "On Python source, more text raised the highest head in both seeds; the smaller text is overfit by the end.",
+)
 def _(m):
-    return m["sc_small_top"] < m["_sc_large_top"], f"{m['sc_small_top']:.2f} → {m['_sc_large_top']:.2f}"
+    holds = m["_sc_large_min"] > m["_sc_small_max"] and m["sc_overfit"] > 0.01
+    return holds, (
+        f"{m['sc_small_tops']} → {m['sc_large_tops']}; the small runs end ≥ {m['sc_overfit']:.2f} nats above their best"
+    )
 
 
 @CHAPTER.claim("context-sinks", "At windows of 256 characters each seed has one head above the threshold; at 64, none.")
@@ -619,13 +657,14 @@ def _(m):
 
 @CHAPTER.claim(
     "context-sinks-write-little",
-    "One context sink writes nothing; the other writes a small constant; neither writes anything informative.",
+    "Both context sinks write a little that the model reads: their mean in their place costs between "
+    "half the tolerance and the tolerance.",
 )
 def _(m):
-    holds = m["n_ctx_nothing"] == 1 and m["n_ctx_constant"] == 1 and m["ctx_mean_max"] <= m["tol"]
-    return holds, (
-        f"{m['n_ctx_nothing']} nothing, {m['n_ctx_constant']} constant; mean: {m['ctx_mean_max']:.2g}, "
-        f"zero: {m['ctx_zero_max']:.2g} nats (tolerance {m['tol']:g})"
+    holds = m["ctx_long_sinks"] == 2 and m["tol"] / 2 <= m["ctx_mean_min"] <= m["ctx_mean_max"] <= m["tol"]
+    return (
+        holds,
+        f"mean in their place costs {m['ctx_mean_min']:.2g}–{m['ctx_mean_max']:.2g} nats (tolerance {m['tol']:g})",
     )
 
 
