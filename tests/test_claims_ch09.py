@@ -31,6 +31,13 @@ GOOD = {
     "n_sinks_harmful": 0,
     "n_sinks_unmeasured": 0,
     "writers_weight_max": 0.49,
+    "n_writers": 3,
+    "n_sinks_quiet": 6,
+    "quiet_cost_max": 6.9e-4,
+    "quiet_strong": 5,
+    "n_sinks_near": 2,
+    "near_setting": ch09.NEAR_SETTING,
+    "near_mean_max": 0.0045,
     "informative_setting": ch09.INFORMATIVE_SETTING,
     "informative_seed": 0,
     "informative_head": "L1H0",
@@ -71,14 +78,18 @@ BREAKS = {  # claim -> changes of the measures, each of which makes it false
         {"informative_mean": 0.004},
         {"informative_setting": "English, lr 0.01, weight decay 1"},
     ],
-    "one-constant-at-the-tolerance": [
-        {"n_sinks_constant": 0},
-        {"constant_zero": 0.011},
-        {"constant_mean": 0.006},
-        {"constant_setting": "English, lr 0.01, weight decay 0.5"},
+    "two-near-tolerance": [
+        {"n_sinks_near": 1},
+        {"near_mean_max": 0.006},
+        {"near_setting": "English, lr 0.01, weight decay 0.5"},
+    ],
+    "rest-write-nothing": [
+        {"n_sinks_quiet": 5},
+        {"quiet_cost_max": 0.003},
+        {"quiet_strong": 4},
     ],
     "strong-sinks-small-value": [{"n_strong_sinks": 0}, {"strong_value_max": 0.15}],
-    "writers-are-weak": [{"writers_weight_max": 0.6}],
+    "writers-are-weak": [{"writers_weight_max": 0.6}, {"n_writers": 2}],
     "collapsed-runs": [
         {"n_collapsed_softmax_wd0": 2},
         {"n_collapsed_runs": 4},
@@ -197,6 +208,14 @@ def test_chapter_9_measures_read_the_runs():
     assert m["informative_setting"] == "English, lr 0.01, weight decay 1" and m["informative_head"] == "L0H0"
     assert m["informative_mean"] == pytest.approx(0.02) and m["writers_weight_max"] == pytest.approx(0.45)
     assert m["constant_zero"] == pytest.approx(0.007) and m["constant_setting"] == "Python, windows of 256"
+    # the 256-window sink (0.007) is near the tolerance; the one at weight decay 0.5 (0.001) quiet
+    assert (m["n_sinks_near"], m["near_setting"], m["n_sinks_quiet"], m["n_writers"]) == (
+        1,
+        "Python, windows of 256",
+        1,
+        2,
+    )
+    assert (m["near_a_head"], m["near_a_zero"]) == ("L0H0", pytest.approx(0.007)) and "near_b_head" not in m
     assert (m["n_collapsed_sinks"], m["n_collapsed_sinks_constant"]) == (1, 1)
     assert m["collapsed_zero_max"] == pytest.approx(0.7) and m["relu_weight_max"] == pytest.approx(0.09)
     assert (m["n_bb_heads"], m["n_bb_sinks"], m["n_bb_sinks_nothing"], m["bb_sinks_softmax_bos"]) == (6, 1, 1, True)
@@ -204,12 +223,20 @@ def test_chapter_9_measures_read_the_runs():
     table = m["_table"]
     assert table["models"].sum() == 3 + 9 and table["sinks"].sum() == 1 + 3 + 1  # with the collapsed run's head
     assert table.loc[("English text", "softmax, lr 0.01, weight decay 0"), "collapsed"] == 1
+    assert table.loc[("Bigram-Backcopy", "softmax"), "collapsed"] == "–"  # no health record there
     # the made-up runs have sinks in half their trained softmax runs, only one of three
-    # writing nothing, and the informative one at weight decay 1: those three claims do not
-    # hold, the others do; with the health unknown, neither does the first
+    # writing nothing, the informative one at weight decay 1, and one sink near the tolerance
+    # where the text has two: those claims do not hold, the others do; with the health
+    # unknown, neither does the first
     report = claims.run_claims("ch9", "full", *runs, health=HEALTH)
     failed = {r["id"] for r in report.rows if not r["holds"]}
-    assert failed == {"sinks-rare", "most-write-nothing", "one-informative"}
+    assert failed == {
+        "sinks-rare",
+        "most-write-nothing",
+        "one-informative",
+        "two-near-tolerance",
+        "writers-are-weak",
+    }
     unknown = claims.run_claims("ch9", "full", *runs)
     assert "reads-every-text-run" in {r["id"] for r in unknown.failed}
 

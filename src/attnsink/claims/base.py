@@ -103,7 +103,8 @@ class Report:
         body = "".join(
             "<tr>"
             f"<td>{'✓' if r['holds'] else ('✗' if r['required'] else '–')}</td>"
-            f"<td><code>{escape(r['id'])}</code><br>{escape(r['claim'])}</td>"
+            f'<td><code style="white-space: normal; overflow-wrap: anywhere">{escape(r["id"])}</code>'
+            f"<br>{escape(r['claim'])}</td>"
             f"<td>{escape(r['measured'])}</td></tr>"
             for r in self.rows
         )

@@ -210,9 +210,7 @@ def _sink_measures(heads: pd.DataFrame, runs: list) -> dict:
         "informative_cost": float(sinks[sinks.writes == "informative"].ablate_mean.max())
         if (sinks.writes == "informative").any()
         else np.nan,
-        "_sinks": sinks.rename(columns=SHOWN)[
-            ["setting", "seed", *[v for k, v in SHOWN.items() if k != "setting" and k != "seed"]]
-        ],
+        "_sinks": sinks_table(sinks),
     }
 
 
@@ -429,37 +427,42 @@ def conditional_table(on: pd.DataFrame, task: dict) -> pd.DataFrame:
     from ..lm import CharText
 
     chars = CharText(**task).encoded()[1]
+    head = [
+        f"{a}, lr {lr:g}, seed {s}, L{layer}H{h}"
+        for a, lr, s, layer, h in zip(on["attention"], on["lr"], on["seed"], on["layer"], on["head"])
+    ]
     return pd.DataFrame(
         {
-            "rule": on.attention,
-            "lr": on.lr,
-            "seed": on.seed,
-            "layer": on["layer"],
-            "head": on["head"],
-            "active characters": on.active_tokens.map(lambda ts: " ".join(repr(chars[t]) for t in ts)),
-            "active share": on.coverage,
-            "silent / active output": on.quiet_ratio,
-            "silent row weight": on.row_silent,
-            "on the first token": on.first_silent,
-            "on null keys": on.null_silent,
-            "coherence": on.coherence_silent,
+            "head": head,
+            "active on": on["active_tokens"].map(lambda ts: " ".join(repr(chars[t]) for t in ts)),
+            "active share": on["coverage"],
+            "quiet ratio": on["quiet_ratio"],
+            "silent row": on["row_silent"],
+            "on first": on["first_silent"],
+            "on null": on["null_silent"],
+            "coherence": on["coherence_silent"],
         }
     )
 
 
-SHOWN = {
-    "setting": "setting",
-    "seed": "seed",
-    "layer": "layer",
-    "head": "head",
-    "first_mean": "weight on the first token",
-    "value_ratio": "its value / median",
-    "sink_rows": "share of sink rows",
-    "ablate_zero": "Δloss, zeroed",
-    "ablate_mean": "Δloss, mean",
-    "writes": "writes",
-}
-"""The columns of the table of sinks, as a reader sees them."""
+def sinks_table(sinks: pd.DataFrame) -> pd.DataFrame:
+    """The heads ``sinks`` (rows of :func:`heads_frame`) as Table 8.2 shows them, narrow
+    enough for the book's column."""
+    short = sinks.setting.str.replace(", lr 0.01, weight decay ", ", wd ", regex=False)
+    return pd.DataFrame(
+        {
+            "head": [
+                f"{st}, seed {s}, L{layer}H{h}"
+                for st, s, layer, h in zip(short, sinks.seed, sinks.layer, sinks["head"])
+            ],
+            "first token": sinks.first_mean,
+            "value ratio": sinks.value_ratio,
+            "sink rows": sinks.sink_rows,
+            "Δ zeroed": sinks.ablate_zero,
+            "Δ mean": sinks.ablate_mean,
+            "writes": sinks.writes,
+        }
+    )
 
 
 def overview(heads: pd.DataFrame, loss: pd.DataFrame) -> pd.DataFrame:
