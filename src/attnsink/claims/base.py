@@ -100,12 +100,13 @@ class Report:
             f"<p><strong>{held} of {len(self.rows)} claims hold</strong> on this run "
             f"(profile {escape(self.profile)}).</p>"
         )
+        wrap = 'style="white-space: normal; text-align: left"'  # the book's cells do not wrap by default
         body = "".join(
             "<tr>"
             f"<td>{'✓' if r['holds'] else ('✗' if r['required'] else '–')}</td>"
-            f'<td><code style="white-space: normal; overflow-wrap: anywhere">{escape(r["id"])}</code>'
+            f'<td {wrap}><code style="white-space: normal; overflow-wrap: anywhere">{escape(r["id"])}</code>'
             f"<br>{escape(r['claim'])}</td>"
-            f"<td>{escape(r['measured'])}</td></tr>"
+            f"<td {wrap}>{escape(r['measured'])}</td></tr>"
             for r in self.rows
         )
         table = (  # fixed layout: the table wraps its text to the book's column

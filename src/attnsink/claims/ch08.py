@@ -428,7 +428,7 @@ def conditional_table(on: pd.DataFrame, task: dict) -> pd.DataFrame:
 
     chars = CharText(**task).encoded()[1]
     head = [
-        f"{a}, lr {lr:g}, seed {s}, L{layer}H{h}"
+        f"{a} {lr:g}, seed {s}, L{layer}H{h}"
         for a, lr, s, layer, h in zip(on["attention"], on["lr"], on["seed"], on["layer"], on["head"])
     ]
     return pd.DataFrame(
