@@ -18,7 +18,7 @@ STAMP := $(VENV)/.installed
 REMOTE ?= origin
 HTML ?= _build/html
 
-.PHONY: book test env clean publish full-cache store-analyses status
+.PHONY: book test env clean publish full-cache store-analyses status check-store
 
 env: $(STAMP)
 
@@ -53,15 +53,21 @@ full-cache: $(STAMP)
 	done
 
 # The chapters' slow analyses of the stored models (ablations, certified distances), stored
-# beside them for the current code: every chapter is executed under full from an empty cache
-# (no training: the models come from the store), then what it memoized is kept in store/analyses/.
+# beside them: every chapter is executed under full from an empty cache (no training: the models
+# come from the store), then what it computed is kept in store/analyses/, and what it no longer
+# reads (an analysis whose code changed, or that no chapter asks for) is deleted. An analysis whose
+# code did not change is read from the store, not recomputed, so its file stays as it is.
 store-analyses: $(STAMP)
-	@d=$$(mktemp -d) && \
-	ATTNSINK_PROFILE=full ATTNSINK_CACHE_DIR=$$d $(BIN)/python benchmarks/time_chapters.py && \
-	$(BIN)/python -m attnsink store-analyses --cache-dir $$d && rm -rf $$d
+	@d=$$(mktemp -d) && touch $$d/read && \
+	ATTNSINK_PROFILE=full ATTNSINK_CACHE_DIR=$$d ATTNSINK_STORE_READS=$$d/read $(BIN)/python benchmarks/time_chapters.py && \
+	$(BIN)/python -m attnsink store-analyses --cache-dir $$d --read $$d/read && rm -rf $$d
 
 status: $(STAMP)
 	$(BIN)/python -m attnsink status
+
+# Every stored file's checksum verified; a corrupted one is named with the command that restores it.
+check-store: $(STAMP)
+	$(BIN)/python -m attnsink status --check
 
 publish:
 	@test -f $(HTML)/index.html || { echo "error: no built book in $(HTML): run make book first" >&2; exit 2; }

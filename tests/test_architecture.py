@@ -9,7 +9,7 @@ LIB = Path(attnsink.__file__).parent
 
 # lower layers first; a module may import only modules of a strictly lower layer
 LAYERS = [
-    ["_checks", "prose"],
+    ["_checks", "prose", "codehash"],
     ["attention", "task", "lm.data"],
     ["spec"],
     ["model", "lm.model"],

@@ -1,13 +1,16 @@
 """The store of full-profile models: read before the cache, written with a manifest, counted by
 ``status``, never trained into from a chapter of the full profile."""
 
+import ast
 import json
+import shutil
+from pathlib import Path
 
 import numpy as np
 import pytest
 import torch
 
-from attnsink import TriggerTask, cache, stored
+from attnsink import TriggerTask, cache, codehash, stored
 from attnsink.__main__ import main
 from attnsink.cache import MissingResultsError, seed_configs, train_seeds_cached
 from attnsink.experiments import single_layer, text_lm
@@ -27,6 +30,12 @@ def planned(monkeypatch):
     configs = seed_configs(TASK, [0, 1], **KW)
     monkeypatch.setattr(stored, "planned_configs", lambda name, profile: configs)
     return configs
+
+
+@pytest.fixture(autouse=True)
+def committed(monkeypatch):
+    """The tests' saves name a commit, wherever the tree stands."""
+    monkeypatch.setenv(stored.COMMIT_ENV, "0123456789ab")
 
 
 def test_save_status_and_prune(tmp_path, planned, monkeypatch):
@@ -184,20 +193,87 @@ def test_a_sample_of_stored_models_is_retrained_from_scratch(name, rule, seed):
         assert abs(a[key] - b[key]) <= 0.1 * abs(a[key]) + 1e-9, (key, a[key], b[key])
 
 
-def test_analysis_code_follows_the_modules_that_compute(tmp_path):
-    """An edit to a module that computes changes the code hash; one to a figure, a sentence
-    or the command line does not."""
-    root = tmp_path / "pkg"
-    (root / "plots").mkdir(parents=True)
-    for name, text in (("metrics.py", "X = 1\n"), ("prose.py", "S = 'a'\n"), ("plots/maps.py", "P = 1\n")):
-        (root / name).write_text(text)
-    code = cache.analysis_code(root)
-    (root / "prose.py").write_text("S = 'b'\n")
-    (root / "plots" / "maps.py").write_text("P = 2\n")
-    assert cache.analysis_code(root) == code
-    (root / "metrics.py").write_text("X = 2\n")
-    assert cache.analysis_code(root) != code
-    assert cache.analysis_code() == cache.analysis_code()  # this package's, computed once
+ANALYSES = {  # the library's memoized analyses, as (module, function)
+    "text_heads": ("experiments.language", "text_heads"),
+    "context_heads": ("experiments.text_context", "context_heads"),
+    "sink_bound_terms": ("metrics", "sink_bound_terms"),
+    "head_bound_terms": ("metrics", "head_bound_terms"),
+    "backcopy_metrics": ("lm.metrics", "backcopy_metrics"),
+}
+
+
+@pytest.fixture
+def library(tmp_path):
+    """A copy of the library on disk, to edit, and its analyses' code hashes now."""
+    root = tmp_path / "attnsink"
+    shutil.copytree(Path(cache.__file__).parent, root, ignore=shutil.ignore_patterns("__pycache__"))
+    pkg = codehash.Package(root, "attnsink")
+    return root, pkg, {name: pkg.function_code(*where) for name, where in ANALYSES.items()}
+
+
+def _changed(pkg, before):
+    return {name for name, where in ANALYSES.items() if pkg.function_code(*where) != before[name]}
+
+
+def test_docstrings_comments_figures_and_the_cli_set_no_analysis_aside(library):
+    root, pkg, before = library
+    metrics = root / "metrics.py"
+    text = metrics.read_text()
+    doc = text.index('"""', text.index("def sink_bound_terms")) + 3
+    text = text[:doc] + "An edited docstring. " + text[doc:]  # a function's docstring
+    metrics.write_text('"""A new module docstring."""\n# a comment\n' + text.split('"""', 2)[2].lstrip("\n"))
+    (root / "plots" / "maps.py").write_text(
+        (root / "plots" / "maps.py").read_text() + "\n\ndef new_figure():\n    return 1\n"
+    )
+    (root / "__main__.py").write_text((root / "__main__.py").read_text() + "\nX = 2\n")
+    (root / "prose.py").write_text((root / "prose.py").read_text() + "\n\ndef more():\n    return 'a sentence'\n")
+    assert _changed(pkg, before) == set()
+
+
+def test_an_edit_to_one_analysis_sets_aside_only_its_entries(library):
+    root, pkg, before = library
+    _edit_body(root / "metrics.py", "head_bound_terms")
+    assert _changed(pkg, before) == {"head_bound_terms"}
+
+
+def _edit_body(path, function, line="_unused = 1"):
+    """Add ``line`` to the top of ``function``'s body in the file ``path``, after its docstring."""
+    text = path.read_text()
+    at = text.index(f"def {function}(")
+    indent = " " * (at - text.rindex("\n", 0, at) - 1 + 4)
+    body = text.index('"""', text.index('"""', at) + 3) + 3
+    path.write_text(text[:body] + f"\n{indent}{line}" + text[body:])
+
+
+def test_an_edit_to_code_an_analysis_reaches_sets_it_aside(library):
+    root, pkg, before = library
+    lm_metrics = root / "lm" / "metrics.py"
+    lm_metrics.write_text(lm_metrics.read_text() + "\n\nNEW_CONSTANT = 3\n")
+    assert _changed(pkg, before) == set()  # nothing reads it
+    _edit_body(lm_metrics, "sink_rows")  # reached through ``from .. import lm``, ``lm.sink_rows``
+    assert _changed(pkg, before) == {"text_heads", "context_heads"}
+    _edit_body(root / "model.py", "forward")  # AttentionModel.forward: the trigger-task models
+    assert _changed(pkg, before) == {"text_heads", "context_heads", "sink_bound_terms", "head_bound_terms"}
+    _edit_body(root / "attention.py", "get_rule")  # every model's attention
+    assert _changed(pkg, before) == set(ANALYSES)
+
+
+def test_code_that_runs_on_import_counts_for_every_function_of_its_module(library):
+    root, pkg, before = library
+    attention = root / "attention.py"
+    attention.write_text(attention.read_text() + "\n\nprint('imported')\n")
+    assert _changed(pkg, before) == set(ANALYSES)
+
+
+def test_the_code_hash_reads_the_syntax_tree_the_same_on_every_python():
+    """:func:`codehash.canonical` leaves out empty fields, so Python 3.12's ``type_params`` and
+    3.13's new ``ast.dump`` do not change it: pinned here on a small function."""
+    tree = codehash._strip_strings(ast.parse('def f(x, y=2):\n    """doc"""\n    return x + y  # note\n'))
+    assert codehash.canonical(tree.body[0]) == (
+        "FunctionDef(name=str:'f',args=arguments(args=[arg(arg=str:'x'),arg(arg=str:'y')],"
+        "defaults=[Constant(value=int:2)]),body=[Return(value=BinOp(left=Name(id=str:'x'),"
+        "op=Add(),right=Name(id=str:'y')))])"
+    )
 
 
 def _norm_of_w_q(model, scale=1.0):
@@ -217,7 +293,7 @@ def test_stored_analyses_are_read_and_set_aside_by_an_edit(tmp_path, monkeypatch
     model = AttentionModel(8, seed=0)
     _CALLS.clear()
     first = cache.memoized(_norm_of_w_q, cache_dir=fresh)(model, scale=2.0)
-    cache.store(fresh, {"kind": "memoized", "function": f"{__name__}._norm_of_w_q", "code": "old"}, {})
+    cache.store(fresh, {"kind": "memoized", "module": __name__, "function": "_norm_of_w_q", "code": "old"}, {})
     cache.store(fresh, {"kind": "train_seeds", "seed": 0}, {})  # a model, not an analysis
     assert main(["store-analyses", "--cache-dir", str(fresh), "--store-dir", str(store_dir)]) == 0
     a = stored.analyses_status(store_dir)
@@ -228,7 +304,7 @@ def test_stored_analyses_are_read_and_set_aside_by_an_edit(tmp_path, monkeypatch
     assert torch.equal(again["value"], first["value"]) and len(_CALLS) == 1  # read from the store
     assert main(["status", "--store-dir", str(store_dir)]) == 0
     assert "1 analyses stored for the current code" in capsys.readouterr().out
-    monkeypatch.setattr(cache, "_ANALYSIS_CODE", ["edited"])  # as after an edit to a module that computes
+    monkeypatch.setattr(codehash, "function_code", lambda module, qualname: "edited")  # as after an edit
     a = stored.analyses_status(store_dir)
     assert a["current"] == 0 and a["set_aside"] == 1
     cache.memoized(_norm_of_w_q, cache_dir=tmp_path / "empty2")(model, scale=2.0)
@@ -238,3 +314,58 @@ def test_stored_analyses_are_read_and_set_aside_by_an_edit(tmp_path, monkeypatch
     with pytest.raises(SystemExit) as stop:
         main(["store-analyses", "--cache-dir", str(tmp_path / "nowhere")])
     assert stop.value.code == 2 and "not a folder" in capsys.readouterr().err
+
+
+def test_store_analyses_keeps_what_the_build_read(tmp_path):
+    """Stored analyses the build neither read nor computed are deleted; those it read stay."""
+    from attnsink import AttentionModel
+
+    fresh, store_dir = tmp_path / "fresh", tmp_path / "store"
+    fresh.mkdir()
+    model = AttentionModel(8, seed=0)
+    for scale in (1.0, 2.0):
+        cache.memoized(_norm_of_w_q, cache_dir=fresh)(model, scale=scale)
+    stored.save_analyses(fresh, store_dir)
+    kept = sorted(p.stem for p in (store_dir / "analyses").glob("*.pt"))
+    assert len(kept) == 2
+    empty = tmp_path / "empty"
+    empty.mkdir()
+    stored.save_analyses(empty, store_dir, read={kept[0]})  # a build that read one of them only
+    assert [p.stem for p in (store_dir / "analyses").glob("*.pt")] == [kept[0]]
+
+
+def test_reads_from_the_store_are_logged(tmp_path, monkeypatch):
+    from attnsink import AttentionModel
+
+    fresh, store_dir, log = tmp_path / "fresh", tmp_path / "store", tmp_path / "read"
+    fresh.mkdir()
+    model = AttentionModel(8, seed=0)
+    cache.memoized(_norm_of_w_q, cache_dir=fresh)(model)
+    stored.save_analyses(fresh, store_dir)
+    monkeypatch.setenv("ATTNSINK_STORE", str(store_dir))
+    monkeypatch.setenv(cache.STORE_READS_ENV, str(log))
+    cache.memoized(_norm_of_w_q, cache_dir=tmp_path / "other")(model)
+    assert log.read_text().split() == [p.stem for p in (store_dir / "analyses").glob("*.pt")]
+
+
+def test_status_check_names_a_corrupted_stored_file(tmp_path, planned, capsys):
+    store_dir = tmp_path / "store"
+    tiny(tmp_path)
+    stored.save("single_layer", "full", cache_dir=tmp_path / "cache", store_dir=store_dir, run={})
+    assert stored.verify(store_dir) == []
+    victim = sorted((store_dir / "entries").glob("*.pt"))[0]
+    data = bytearray(victim.read_bytes())
+    data[-100] ^= 0xFF  # one flipped byte inside the model
+    victim.write_bytes(bytes(data))
+    (problem,) = stored.verify(store_dir)
+    assert str(victim) in problem and "checksum" in problem
+    assert f"git checkout -- {victim}" in problem and "reproduce single_layer --profile full --store" in problem
+    assert main(["status", "--store-dir", str(store_dir), "--check"]) == 1
+    assert str(victim) in capsys.readouterr().err
+
+
+def test_a_manifest_refuses_a_dirty_tree(tmp_path, planned, monkeypatch):
+    tiny(tmp_path)
+    monkeypatch.setattr(stored, "commit", lambda: "0123456789ab-dirty")
+    with pytest.raises(ValueError, match="uncommitted changes"):
+        stored.save("single_layer", "full", cache_dir=tmp_path / "cache", store_dir=tmp_path / "store", run={})

@@ -144,11 +144,22 @@ def _parser() -> argparse.ArgumentParser:
         help="full profile only: afterwards, put its models in the repository's store and write its manifest",
     )
     parser.reproduce = rep  # errors about its arguments print its usage
+    _store_parsers(parser, sub)
+    _grid_parser(parser, sub)
+    return parser
 
+
+def _store_parsers(parser: argparse.ArgumentParser, sub) -> None:
+    """The commands that read and write the store: status, store, store-analyses."""
     st = sub.add_parser("status", help="how many of each experiment's models are stored, missing and stale")
     st.add_argument("--profile", choices=PROFILE_CHOICES, default="full", help="default: full")
     st.add_argument("--store-dir", type=Path, default=None, help="default: $ATTNSINK_STORE, else the checkout's store/")
-    st.add_argument("--check", action="store_true", help="exit with status 1 when a model is missing or stale")
+    st.add_argument(
+        "--check",
+        action="store_true",
+        help="also verify every stored file's checksum; exit with status 1 when a model is missing or stale, "
+        "or a stored file is corrupted",
+    )
     parser.status = st
 
     sto = sub.add_parser(
@@ -166,8 +177,17 @@ def _parser() -> argparse.ArgumentParser:
     )
     sta.add_argument("--cache-dir", type=Path, required=True, help="the cache a full-profile book build just filled")
     sta.add_argument("--store-dir", type=Path, default=None, help="default: $ATTNSINK_STORE, else store/")
+    sta.add_argument(
+        "--read",
+        type=Path,
+        default=None,
+        help="the keys the build read from the store ($ATTNSINK_STORE_READS): stored analyses neither read "
+        "nor in the cache are deleted",
+    )
     parser.store_analyses = sta
 
+
+def _grid_parser(parser: argparse.ArgumentParser, sub) -> None:
     grid = sub.add_parser("grid", help="train every point of a sweep spec (YAML), here or on a Ray cluster")
     grid.add_argument("spec", type=Path, help="the spec file, e.g. examples/sweep.yaml")
     grid.add_argument("--backend", choices=("local", "ray"), default="local", help="where to train (default: local)")
@@ -185,7 +205,6 @@ def _parser() -> argparse.ArgumentParser:
     grid.add_argument("--cache-dir", type=Path, default=None, help="results cache (default: the chapters')")
     grid.add_argument("--no-cache", action="store_true", help="train everything and keep nothing")
     parser.grid = grid
-    return parser
 
 
 def _progress(args) -> bool:
@@ -331,6 +350,7 @@ def _status(parser: argparse.ArgumentParser, args) -> int:
             )
         )
     bad = table[(table.missing > 0) | (table.stale > 0)]
+    failed = False
     if args.check and len(bad):
         names = " ".join(bad.experiment)
         print(
@@ -338,8 +358,17 @@ def _status(parser: argparse.ArgumentParser, args) -> int:
             f"(python -m attnsink reproduce NAME --profile {args.profile} --store)",
             file=sys.stderr,
         )
-        return 1
-    return 0
+        failed = True
+    if args.check:
+        from .stored import verify
+
+        problems = verify(args.store_dir)
+        for line in problems:
+            print(f"error: {line}", file=sys.stderr)
+        if not problems:
+            print("every stored file is whole (checksums verified)")
+        failed = failed or bool(problems)
+    return 1 if failed else 0
 
 
 def _store(parser: argparse.ArgumentParser, args) -> int:
@@ -363,9 +392,12 @@ def _store_analyses(parser: argparse.ArgumentParser, args) -> int:
         folder = getattr(args, name)
         if folder is not None and not folder.is_dir():
             cmd.error(f"argument --{name.replace('_', '-')}: {str(folder)!r} is not a folder")
+    if args.read is not None and not args.read.is_file():
+        cmd.error(f"argument --read: {str(args.read)!r} is not a file")
     from .stored import save_analyses
 
-    a = save_analyses(args.cache_dir, args.store_dir)
+    read = set(args.read.read_text().split()) if args.read is not None else None
+    a = save_analyses(args.cache_dir, args.store_dir, read=read)
     print(f"{a['current']} analyses in the store for the current code ({a['MB']:.1f} MB)", file=sys.stderr)
     return 0
 

@@ -16,10 +16,11 @@ and rewritten. :func:`load` looks in the store (:func:`default_store_dir`) first
 the local cache (:func:`default_cache_dir`).
 
 The store also keeps the results of :func:`memoized` analyses of its models (the ablations
-and certified distances that take minutes under ``full``), in ``analyses/CODE/``, where CODE
-is :func:`analysis_code`, a hash of every library module that could change them (it is in
-their keys too): an edit to any of those sets them all aside (``status`` says so), and a
-chapter recomputes what it needs until ``make store-analyses`` stores them again.
+and certified distances that take minutes under ``full``), in ``analyses/KEY.pt``. Their keys
+hold a hash of the code each one computes from (:func:`attnsink.codehash.function_code`), so an
+edit that could move one of its numbers sets that analysis aside (``status`` says so), and a
+chapter recomputes it until ``make store-analyses`` stores it again; an edit to a docstring, a
+figure or another analysis sets nothing aside.
 """
 
 from __future__ import annotations
@@ -38,6 +39,7 @@ from typing import Any
 
 import torch
 
+from . import codehash
 from .engine import train_seeds
 from .spec import RunSpec
 from .task import TriggerTask
@@ -156,38 +158,26 @@ def default_store_dir() -> Path | None:
     return folder if folder.is_dir() else None
 
 
-ANALYSIS_EXEMPT = ("plots", "prose.py", "book.py", "claims", "__main__.py", "stored.py", "cluster.py", "parallel.py")
-"""The library's modules and packages that cannot change what a memoized analysis returns (the
-figures, the sentences, the chapters' claims, the command line, the store's bookkeeping, where
-work runs): edits to them keep the stored analyses; an edit to any other module sets them aside."""
+STORE_READS_ENV = "ATTNSINK_STORE_READS"
+"""A file: when set, every memoized analysis read from the store appends its key there (so that
+``make store-analyses`` keeps what the chapters read and drops what nobody asks for)."""
 
 
-def analysis_code(root: str | Path | None = None) -> str:
-    """A hash of the source of every module of the library (``root``: default, this package)
-    but :data:`ANALYSIS_EXEMPT`: the folder of ``store/analyses/`` that the current code reads."""
-    root = Path(root) if root is not None else Path(__file__).resolve().parent
-    if root == Path(__file__).resolve().parent and _ANALYSIS_CODE:
-        return _ANALYSIS_CODE[0]
-    h = hashlib.sha256()
-    for path in sorted(root.rglob("*.py")):
-        rel = path.relative_to(root)
-        if rel.parts[0] in ANALYSIS_EXEMPT:
-            continue
-        h.update(rel.as_posix().encode() + b"\0" + path.read_bytes() + b"\0")
-    code = h.hexdigest()[:16]
-    if root == Path(__file__).resolve().parent:
-        _ANALYSIS_CODE.append(code)
-    return code
-
-
-_ANALYSIS_CODE: list[str] = []  # this process's analysis_code(), computed once
+def analysis_current(config: dict) -> bool:
+    """Whether a memoized analysis's entry was computed by the code as it is now: its
+    ``code`` is :func:`attnsink.codehash.function_code` of its function today (False for a
+    function that no longer exists)."""
+    try:
+        return config.get("code") == codehash.function_code(config["module"], config["function"])
+    except (KeyError, ValueError, OSError, SyntaxError):
+        return False
 
 
 def store_entry_path(store_dir: str | Path, config: dict) -> Path:
     """Where the store keeps ``config``'s entry: ``entries/KEY.pt`` for a trained model,
-    ``analyses/CODE/KEY.pt`` for a :func:`memoized` analysis (CODE: :func:`analysis_code`)."""
+    ``analyses/KEY.pt`` for a :func:`memoized` analysis (its key holds its code's hash)."""
     if config.get("kind") == "memoized":
-        return Path(store_dir) / "analyses" / analysis_code() / f"{cache_key(config)}.pt"
+        return Path(store_dir) / "analyses" / f"{cache_key(config)}.pt"
     return Path(store_dir) / "entries" / f"{cache_key(config)}.pt"
 
 
@@ -227,6 +217,9 @@ def load_entry(cache_dir: str | Path | None, config: dict, *, store_dir: str | P
     ):
         entry = _read(path, config) if path is not None else None
         if entry is not None:
+            if where == "store" and config.get("kind") == "memoized" and os.environ.get(STORE_READS_ENV):
+                with open(os.environ[STORE_READS_ENV], "a") as log:
+                    log.write(path.stem + "\n")
             return {**entry, "where": where}
     return {}
 
@@ -386,9 +379,10 @@ def memoized(fn: Callable, *, cache_dir: str | Path | None | bool = True) -> Cal
     of trained models (certified hull distances, the terms of the theorems' inequalities).
 
     A result's key holds the function's name, its arguments (a model by its weights) and
-    :func:`analysis_code`, a hash of every library module that could change what it returns
-    (whatever it calls), so an edit to any of them recomputes it and an edit to a figure, a
-    sentence or the command line does not. The results must be what the cache stores
+    :func:`attnsink.codehash.function_code`, a hash of the code it computes from (its own and
+    every definition of the library it reaches), so an edit that could
+    change what it returns recomputes it, and an edit to a docstring, a comment, another
+    function, a figure or the command line does not. The results must be what the cache stores
     (tensors, numbers, strings, lists, dicts). ``cache_dir=True`` (the default) means
     :func:`default_cache_dir` at call time; None turns the memo off.
     """
@@ -397,8 +391,9 @@ def memoized(fn: Callable, *, cache_dir: str | Path | None | bool = True) -> Cal
         folder = default_cache_dir() if cache_dir is True else cache_dir
         config = {
             "kind": "memoized",
-            "function": f"{fn.__module__}.{fn.__qualname__}",
-            "code": analysis_code(),
+            "module": fn.__module__,
+            "function": fn.__qualname__,
+            "code": codehash.function_code(fn.__module__, fn.__qualname__),
             "args": _fingerprint(list(args)),
             "kwargs": _fingerprint(kwargs),
         }

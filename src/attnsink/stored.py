@@ -5,10 +5,10 @@ published book, CI and Colab read them instead of training for hours.
 thinned to about two thousand points); ``store/manifests/NAME-PROFILE.json`` lists what the
 experiment ``NAME`` needs under ``PROFILE``: per model its key, settings, steps taken and
 whether it met the stopping rule, where it was trained, and per run that added models the
-commit, machine, device and wall time. ``store/analyses/CODE/`` keeps the chapters' memoized
-analyses of those models for the library's current code (:func:`save_analyses`,
-:func:`analyses_status`). :func:`save` writes them after ``python -m attnsink
-reproduce NAME --store`` has trained; :func:`status` compares the store with what each
+commit, machine, device and wall time. ``store/analyses/KEY.pt`` keeps the chapters' memoized
+analyses of those models, each keyed by the code it computes from (:func:`save_analyses`,
+:func:`analyses_status`); :func:`verify` checks every stored file's checksum. :func:`save`
+writes the models after ``python -m attnsink reproduce NAME --store`` has trained; :func:`status` compares the store with what each
 experiment asks for now (stored, missing, stale). Where the store is:
 :func:`attnsink.cache.default_store_dir`.
 """
@@ -26,7 +26,7 @@ import pandas as pd
 
 from .cache import (
     TRAINING_VERSIONS,
-    analysis_code,
+    analysis_current,
     cache_key,
     default_store_dir,
     load_entry,
@@ -87,7 +87,13 @@ def save(name: str, profile: str, *, cache_dir, store_dir=None, run: dict, parti
     store_dir = Path(store_dir) if store_dir is not None else _repo_store()
     configs = planned_configs(name, profile)
     old = read_manifest(store_dir, name, profile) or {}
-    run = {"commit": commit(), "date": datetime.date.today().isoformat(), **run}
+    here = commit()
+    if here.endswith("-dirty"):
+        raise ValueError(
+            f"the library has uncommitted changes ({here}): commit them first, so that the manifest "
+            "names the code that trained the models"
+        )
+    run = {"commit": here, "date": datetime.date.today().isoformat(), **run}
     run_id = len(old.get("runs", []))
     models, added = [], 0
     for config in configs:
@@ -137,47 +143,84 @@ def prune(store_dir: str | Path) -> list[Path]:
     return gone
 
 
-def save_analyses(cache_dir: str | Path, store_dir=None) -> dict:
-    """Copy every memoized analysis in ``cache_dir`` computed by the current code (its key holds
-    :func:`~attnsink.cache.analysis_code` as it is now) into the store's ``analyses/CODE/``, and
-    delete the folders of other code. Run it on a cache that a full-profile build of the book
-    has just filled from nothing (``make store-analyses``), so that only what the chapters ask
-    for is kept. Returns :func:`analyses_status`."""
+def save_analyses(cache_dir: str | Path, store_dir=None, *, read: set[str] | None = None) -> dict:
+    """Copy every memoized analysis in ``cache_dir`` computed by the current code (see
+    :func:`~attnsink.cache.analysis_current`) into the store's ``analyses/``, and delete the
+    stored ones the current code no longer reads: those of older code, and, when ``read`` (the
+    keys the run read from the store) is given, those neither read nor just computed. Run it
+    after a full-profile build of the book from an empty cache (``make store-analyses``), so
+    that only what the chapters ask for is kept. Returns :func:`analyses_status`."""
     store_dir = Path(store_dir) if store_dir is not None else _repo_store()
     cache_dir = Path(cache_dir)
     if not cache_dir.is_dir():
         raise ValueError(f"cache_dir must be a folder, got {str(cache_dir)!r}")
-    code = analysis_code()
+    written = set()
     for path in sorted(cache_dir.glob("*.pt")):
         try:
             config = read_config(path)
         except Exception:  # noqa: BLE001 - an unreadable file is not an analysis to keep
             continue
-        if config.get("kind") == "memoized" and config.get("code") == code:
-            write_atomic(store_entry_path(store_dir, config), path.read_bytes())
-    keep = store_dir / "analyses" / code
-    for folder in (store_dir / "analyses").glob("*"):
-        if folder.is_dir() and folder != keep:
-            for f in folder.glob("*"):
-                f.unlink()
-            folder.rmdir()
+        if config.get("kind") == "memoized" and analysis_current(config):
+            target = store_entry_path(store_dir, config)
+            if not target.exists() or target.read_bytes() != path.read_bytes():
+                write_atomic(target, path.read_bytes())
+            written.add(target.stem)
+    for path, config in _stored_analyses(store_dir):
+        current = config is not None and analysis_current(config)
+        if not current or (read is not None and path.stem not in read | written):
+            path.unlink()
     return analyses_status(store_dir)
 
 
+def _stored_analyses(store_dir: Path) -> list[tuple[Path, dict | None]]:
+    """Every stored analysis, with its config (None when the file is unreadable)."""
+    out = []
+    for path in sorted((store_dir / "analyses").glob("*.pt")):
+        try:
+            out.append((path, read_config(path)))
+        except ValueError:
+            out.append((path, None))
+    return out
+
+
 def analyses_status(store_dir=None) -> dict:
-    """The stored analyses: ``code`` (:func:`~attnsink.cache.analysis_code` now), ``current``
-    (how many the current code reads, and their ``MB``) and ``set_aside`` (how many were
-    stored by other code: an edit since to a module they depend on)."""
+    """The stored analyses: ``current`` (how many the current code reads, and their ``MB``) and
+    ``set_aside`` (how many were stored by other code: an edit since to what they compute
+    from)."""
     store_dir = Path(store_dir) if store_dir is not None else _repo_store()
-    code = analysis_code()
-    now = list((store_dir / "analyses" / code).glob("*.pt"))
-    other = [p for p in (store_dir / "analyses").glob("*/*.pt") if p.parent.name != code]
+    now, other = [], []
+    for path, config in _stored_analyses(store_dir):
+        (now if config is not None and analysis_current(config) else other).append(path)
     return {
-        "code": code,
         "current": len(now),
         "MB": round(sum(p.stat().st_size for p in now) / 2**20, 1),
         "set_aside": len(other),
     }
+
+
+def verify(store_dir=None) -> list[str]:
+    """Every stored file whose checksum, format or key is wrong, as one line each naming the
+    file and the command that restores it (an empty list when all are whole)."""
+    store_dir = Path(store_dir) if store_dir is not None else _repo_store()
+    owner = {}
+    for path in sorted((store_dir / "manifests").glob("*.json")):
+        manifest = json.loads(path.read_text())
+        for m in manifest["models"]:
+            owner[m["key"]] = f"{manifest['experiment']} --profile {manifest['profile']}"
+    problems = []
+    for folder in ("entries", "analyses"):
+        for path in sorted((store_dir / folder).glob("*.pt")):
+            try:
+                if cache_key(read_config(path)) != path.stem:
+                    raise ValueError("its config is not the one its name says")
+            except Exception as e:  # noqa: BLE001 - any unreadable file is reported, not raised
+                again = (
+                    f"or retrain it: python -m attnsink reproduce {owner[path.stem]} --store"
+                    if path.stem in owner
+                    else "or store the analyses again: make store-analyses"
+                )
+                problems.append(f"{path}: {e}; restore it: git checkout -- {path}, {again}")
+    return problems
 
 
 def _repo_store() -> Path:
