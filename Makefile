@@ -44,10 +44,9 @@ test: $(STAMP)
 # cheapest first. On two CPU cores this takes many hours (benchmarks/RESULTS.md); what is stored
 # is never trained again, so a rerun resumes, on this machine or another. `make status` says
 # what is stored, missing and stale; make book then reads the store.
-FULL_EXPERIMENTS := single_layer capped_bos multi_layer blocks backcopy text_lm text_decay text_scale text_control text_context sweep variants constant_default broadcast
-
+# The experiments come from the registry (src/attnsink/registry.py), in its order.
 full-cache: $(STAMP)
-	@for name in $(FULL_EXPERIMENTS); do \
+	@for name in $$($(BIN)/python -m attnsink list); do \
 		echo "== $$name (full profile)"; \
 		$(BIN)/python -m attnsink reproduce $$name --profile full --store --progress --out results/full/$$name.json || exit 1; \
 	done

@@ -75,6 +75,16 @@ def store_section(store_dir: Path | None = None) -> str:
         f"Beside them, {a['current']} memoized analyses of those models for the current code, "
         f"{a['MB']:.1f} MB (`make store-analyses`)"
         + (f"; {a['set_aside']} stored by earlier code are set aside." if a["set_aside"] else "."),
+        "",
+        "How much the repository grows per change: an edit that moves no number (a docstring, a comment, "
+        "a figure, the text, the command line, an analysis nobody calls) stores nothing; an edit to one "
+        "analysis function stores again only its entries (each keyed by the code it reaches, "
+        "`attnsink.codehash`): "
+        + "; ".join(
+            f"`{name.removeprefix('attnsink.')}` {row['entries']} entries, {row['MB']:.2f} MB"
+            for name, row in a["by_function"].items()
+        )
+        + ". A model moves only with its training version: its kind's, or its rule's (`attnsink.cache`).",
     ]
     return "\n".join(lines)
 

@@ -24,7 +24,7 @@ import torch
 
 from attnsink import TriggerTask, lm
 from attnsink.attention import ATTENTION_RULES
-from attnsink.cache import TRAINING_VERSIONS
+from attnsink.cache import RULE_VERSIONS, TRAINING_VERSIONS
 from attnsink.engine import train_seeds
 from attnsink.model import AttentionModel
 from attnsink.training import train
@@ -111,7 +111,7 @@ def compute(threads: int = 1, kinds: tuple[str, ...] = KINDS) -> dict:
     GPTs' with one (as the experiments train them on a CPU: their sums' order, so their last
     bits, depend on the thread count): ``{"versions": ..., "train_seeds": ..., "gpt": ...}``."""
     saved = torch.get_num_threads()
-    out = {"versions": dict(TRAINING_VERSIONS)}
+    out = {"versions": dict(TRAINING_VERSIONS), "rule_versions": rule_versions()}
     try:
         if "train_seeds" in kinds:
             torch.set_num_threads(threads)
@@ -124,11 +124,66 @@ def compute(threads: int = 1, kinds: tuple[str, ...] = KINDS) -> dict:
     return out
 
 
-def differences(expected: dict, got: dict, *, rtol: float = RTOL, atol: float = ATOL) -> dict[str, list[str]]:
-    """Per kind (``train_seeds``, ``gpt``), the numbers of ``got`` that differ from ``expected``."""
+def rule_versions() -> dict[str, int]:
+    """:data:`attnsink.cache.RULE_VERSIONS` as the file keeps it: ``{"kind/rule": version}``."""
+    return {f"{kind}/{rule}": v for (kind, rule), v in sorted(RULE_VERSIONS.items())}
+
+
+def rule_of(run: str) -> str | None:
+    """The attention rule a golden run trains (the last part of its name), None when the name
+    does not say (the runs of ``blocks/``)."""
+    rule = run.rsplit("/", 1)[-1]
+    return rule if rule in ATTENTION_RULES or rule.startswith("softmax_cap") else None
+
+
+def advice(expected: dict, got: dict, *, rtol: float = RTOL, atol: float = ATOL) -> dict[str, str]:
+    """Per kind whose golden runs differ, what to do, in one message: add the new runs (a new
+    configuration: no version, nothing stale), or bump the version of the one rule whose runs
+    moved, or the kind's when runs of several rules (or of no single rule) moved."""
     out = {}
     for kind in (k for k in KINDS if k in got):
-        out[kind] = _walk(expected[kind], got[kind], kind, rtol, atol)
+        old, new = expected.get(kind, {}), got[kind]
+        added, gone = sorted(set(new) - set(old)), sorted(set(old) - set(new))
+        moved = {run: bad for run in sorted(set(old) & set(new)) if (bad := _walk(old[run], new[run], run, rtol, atol))}
+        lines = []
+        if moved:
+            rules = {rule_of(run) for run in moved}
+            what = f"{len(moved)} golden runs moved ({', '.join(moved)}; e.g. {next(iter(moved.values()))[0]}): "
+            if len(rules) == 1 and None not in rules:
+                (rule,) = rules
+                version = RULE_VERSIONS.get((kind, rule), 1) + 1
+                lines.append(
+                    what + f"only {rule}'s numbers moved: set attnsink.cache.RULE_VERSIONS[({kind!r}, {rule!r})] = "
+                    f"{version} (only {rule}'s stored {kind} models go stale) and run `python tests/golden.py --write`"
+                )
+            else:
+                lines.append(
+                    what + f"bump attnsink.cache.TRAINING_VERSIONS[{kind!r}] (every stored {kind} model goes stale) "
+                    "and run `python tests/golden.py --write`"
+                )
+        if added:
+            lines.append(
+                f"{len(added)} new golden runs ({', '.join(added)}): a new configuration, nothing stored moves: "
+                "add them with `python tests/golden.py --add` (no version changes, nothing goes stale)"
+            )
+        if gone:
+            lines.append(f"golden runs no longer made ({', '.join(gone)}): if meant, `python tests/golden.py --write`")
+        if lines:
+            out[kind] = "; ".join(lines)
+    return out
+
+
+def differences(
+    expected: dict, got: dict, *, rtol: float = RTOL, atol: float = ATOL, only_shared: bool = False
+) -> dict[str, list[str]]:
+    """Per kind (``train_seeds``, ``gpt``), the numbers of ``got`` that differ from ``expected``
+    (``only_shared``: of the runs both have, leaving out added and removed runs)."""
+    out = {}
+    for kind in (k for k in KINDS if k in got):
+        a, b = expected[kind], got[kind]
+        if only_shared:
+            a, b = ({k: d[k] for k in set(a) & set(b)} for d in (a, b))
+        out[kind] = _walk(a, b, kind, rtol, atol)
     return out
 
 
@@ -147,13 +202,29 @@ def _walk(a, b, where: str, rtol: float, atol: float) -> list[str]:
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--write", action="store_true", help=f"write {FILE.name}")
+    parser.add_argument(
+        "--add", action="store_true", help=f"add the golden runs {FILE.name} lacks; refused if any other run moved"
+    )
     parser.add_argument("--check", action="store_true", help=f"compare with {FILE.name}; exit 1 on a difference")
     parser.add_argument("--threads", type=int, default=1)
     parser.add_argument("--only", choices=KINDS, default=None, help="run the golden runs of one kind")
     args = parser.parse_args(argv)
-    if args.write and args.only:
-        parser.error("--write rewrites every kind: not with --only")
+    if (args.write or args.add) and args.only:
+        parser.error("--write and --add read every kind: not with --only")
+    if args.write and args.add:
+        parser.error("--write rewrites the file, --add adds to it: one of them")
     got = compute(args.threads, (args.only,) if args.only else KINDS)
+    if args.add:
+        expected = json.loads(FILE.read_text())
+        moved = {k: v for k, v in differences(expected, got, only_shared=True).items() if v}
+        if moved or expected["versions"] != got["versions"]:
+            print("error: numbers moved or versions changed; --add only adds runs:", advice(expected, got))
+            return 1
+        for kind in KINDS:
+            expected[kind] = {**got[kind], **expected[kind]}
+        FILE.write_text(json.dumps(expected, indent=1, sort_keys=True) + "\n")
+        print(f"added to {FILE}")
+        return 0
     if args.write:
         FILE.write_text(json.dumps(got, indent=1, sort_keys=True) + "\n")
         print(f"wrote {FILE}")
@@ -162,6 +233,8 @@ def main(argv: list[str] | None = None) -> int:
     diff = differences(expected, got)
     for kind, bad in diff.items():
         print(f"{kind}: {len(bad)} numbers differ" + "".join(f"\n  {b}" for b in bad[:5]))
+    for kind, message in advice(expected, got).items():
+        print(f"{kind}: {message}")
     return 1 if args.check and any(diff.values()) else 0
 
 

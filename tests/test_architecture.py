@@ -4,12 +4,13 @@ import ast
 from pathlib import Path
 
 import attnsink
+from attnsink.registry import REGISTRY
 
 LIB = Path(attnsink.__file__).parent
 
 # lower layers first; a module may import only modules of a strictly lower layer
 LAYERS = [
-    ["_checks", "prose", "codehash"],
+    ["_checks", "prose", "codehash", "registry"],
     ["attention", "task", "lm.data"],
     ["spec"],
     ["model", "lm.model"],
@@ -24,21 +25,8 @@ LAYERS = [
     ["plots.maps", "plots.trigger", "plots.language", "plots.grid"],
     ["plots"],
     ["experiments.base"],
-    [
-        "experiments.one_head",
-        "experiments.capped",
-        "experiments.deep",
-        "experiments.sweeps",
-        "experiments.rules",
-        "experiments.constant",
-        "experiments.broadcast",
-        "experiments.language",
-        "experiments.grid",
-    ],
-    ["experiments.scale", "experiments.decay"],  # the text GPT on more text, at other weight
-    # decays: both reuse experiments.language's trainer
-    # more text at a larger weight decay, and longer windows: both with scale's recipe
-    ["experiments.control", "experiments.text_context"],
+    ["experiments.text", "experiments.grid"],  # what the text experiments share; the sweep-spec runner
+    [f"experiments.{e.name}" for e in REGISTRY],  # one module per experiment, none imports another
     ["experiments"],
     ["stored"],
     ["book"],  # what the chapters call first (it reads the store's status)

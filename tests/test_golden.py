@@ -12,23 +12,47 @@ from pathlib import Path
 import golden
 import pytest
 
-from attnsink import TriggerTask
+from attnsink import TriggerTask, cache
 from attnsink.cache import TRAINING_VERSIONS, cache_key, seed_configs
 from attnsink.experiments.base import planned_configs
 
 EXPECTED = json.loads(golden.FILE.read_text())
-HOW = "bump attnsink.cache.TRAINING_VERSIONS[{kind!r}] and run `python tests/golden.py --write`"
 
 
 def test_the_file_was_written_for_these_training_versions():
     assert EXPECTED["versions"] == TRAINING_VERSIONS, "versions changed: run `python tests/golden.py --write`"
+    assert EXPECTED["rule_versions"] == golden.rule_versions(), "versions changed: run `python tests/golden.py --write`"
 
 
 @pytest.mark.parametrize("threads", [1, 2])
 def test_training_gives_the_golden_numbers(threads):
     got = golden.compute(threads)
-    for kind, bad in golden.differences(EXPECTED, got).items():
-        assert not bad, f"{len(bad)} {kind} numbers moved ({bad[:3]}): " + HOW.format(kind=kind)
+    advice = golden.advice(EXPECTED, got)
+    assert not advice, advice  # says whether to add runs, or which version to bump
+
+
+def test_a_rule_version_re_keys_only_that_rule(monkeypatch):
+    task = TriggerTask()
+    relu, softmax = (seed_configs(task, [0], attention=rule)[0] for rule in ("relu", "softmax"))
+    gpt = {**planned_configs("text_lm", "full")[0], "attention": "relu"}
+    before = {name: cache_key(c) for name, c in [("relu", relu), ("softmax", softmax), ("gpt", gpt)]}
+    monkeypatch.setitem(cache.RULE_VERSIONS, ("train_seeds", "relu"), 2)
+    after = {name: cache_key(c) for name, c in [("relu", relu), ("softmax", softmax), ("gpt", gpt)]}
+    assert after["relu"] != before["relu"] and after["softmax"] == before["softmax"] and after["gpt"] == before["gpt"]
+    monkeypatch.setitem(cache.RULE_VERSIONS, ("train_seeds", "relu"), 1)  # version 1: the key as before versions
+    assert cache_key(relu) == before["relu"]
+
+
+def test_the_advice_tells_a_new_configuration_from_a_moved_number():
+    old = {"train_seeds": {"one_layer/relu": 1.0, "one_layer/softmax": 1.0, "blocks/mlp": 1.0}}
+    assert golden.advice(old, old) == {}
+    added = golden.advice(old, {"train_seeds": {**old["train_seeds"], "one_layer/new_rule": 2.0}})
+    assert "new golden runs (one_layer/new_rule)" in added["train_seeds"] and "--add" in added["train_seeds"]
+    assert "VERSIONS" not in added["train_seeds"]
+    one = golden.advice(old, {"train_seeds": {**old["train_seeds"], "one_layer/relu": 1.1}})
+    assert "RULE_VERSIONS[('train_seeds', 'relu')] = 2" in one["train_seeds"]
+    several = golden.advice(old, {"train_seeds": {**old["train_seeds"], "one_layer/relu": 1.1, "blocks/mlp": 1.1}})
+    assert "TRAINING_VERSIONS['train_seeds']" in several["train_seeds"]
 
 
 def test_the_keys_of_stored_models_are_pinned():
@@ -85,6 +109,26 @@ def test_a_refactor_keeps_the_numbers_and_a_changed_constant_does_not(tmp_path):
     _edit(lib / "training.py", "BETAS = (0.9, 0.95)", "BETAS = (0.9, 0.96)")
     run = _check(lib, "train_seeds")
     assert run.returncode == 1 and not re.search(r"train_seeds: 0 numbers", run.stdout), run.stdout
+    assert "bump attnsink.cache.TRAINING_VERSIONS['train_seeds']" in run.stdout, run.stdout
     _edit(lib / "lm" / "training.py", "BETAS = (0.9, 0.95)", "BETAS = (0.9, 0.96)")
     run = _check(lib, "gpt")
     assert run.returncode == 1 and not re.search(r"gpt: 0 numbers", run.stdout), run.stdout
+
+
+def test_a_new_rule_adds_runs_and_a_change_to_one_rule_bumps_only_its_version(tmp_path):
+    lib = _copy_library(tmp_path)
+    _edit(
+        lib / "attention.py",
+        '        Rule("relu", relu),\n',
+        '        Rule("relu", relu),\n        Rule("relu_twin", relu),\n',
+    )
+    _edit(
+        lib / "attention.py",
+        "    return torch.relu(scores * _masked_scale(mask, scale))  # relu(s) c",
+        "    return 1.01 * torch.relu(scores * _masked_scale(mask, scale))  # relu(s) c",
+    )
+    run = _check(lib, "train_seeds")
+    assert run.returncode == 1, run.stdout + run.stderr
+    assert "new golden runs (one_layer/relu_twin)" in run.stdout, run.stdout
+    assert "RULE_VERSIONS[('train_seeds', 'relu')] = 2" in run.stdout, run.stdout
+    assert "golden runs moved (no_bos/relu, one_layer/relu, residual_2x2/relu, stopping_rule/relu;" in run.stdout

@@ -270,10 +270,10 @@ def test_text_lm_experiment_records_history_and_heads_and_reuses_the_cache(tmp_p
 
     from attnsink import profiles
     from attnsink.__main__ import main
-    from attnsink.experiments import language, text_lm
+    from attnsink.experiments import text, text_lm
 
     monkeypatch.setitem(profiles.TEXT, "quick", profiles.Settings(seeds=1, steps=20, lr=3e-3, batch_size=4))
-    monkeypatch.setattr(language, "TEXT_EVERY", 10)
+    monkeypatch.setattr(text, "TEXT_EVERY", 10)
     out = tmp_path / "text.json"
     main(["reproduce", "text_lm", "--profile", "quick", "--cache-dir", str(tmp_path / "c"), "--out", str(out)])
     record = json.loads(out.read_text())
@@ -617,10 +617,10 @@ def lm_task_name(task) -> str:
 
 def test_text_scale_experiment_records_what_its_heads_write_and_reuses_the_cache(tmp_path, monkeypatch):
     from attnsink import profiles
-    from attnsink.experiments import language, text_scale
+    from attnsink.experiments import text, text_scale
 
     monkeypatch.setitem(profiles.TEXT_SCALE, "quick", profiles.Settings(seeds=1, steps=20, lr=3e-3, batch_size=4))
-    monkeypatch.setattr(language, "TEXT_EVERY", 10)
+    monkeypatch.setattr(text, "TEXT_EVERY", 10)
     result = text_scale("quick", cache_dir=tmp_path / "c")
     layers, heads = profiles.TEXT_MODEL["n_layers"], profiles.TEXT_MODEL["n_heads"]
     assert len(result.runs) == len(profiles.SCALE_CHARS)
@@ -641,12 +641,12 @@ def test_text_scale_experiment_records_what_its_heads_write_and_reuses_the_cache
 def test_text_decay_experiment_varies_the_weight_decay_and_shares_text_lms_runs(tmp_path, monkeypatch):
     from attnsink import profiles
     from attnsink.analysis import sink_history_frame
-    from attnsink.experiments import language, text_decay, text_lm
+    from attnsink.experiments import text, text_decay, text_lm
 
     tiny = profiles.Settings(seeds=1, steps=20, lr=profiles.TEXT_LRS[1], batch_size=4)
     monkeypatch.setitem(profiles.TEXT, "quick", tiny)
     monkeypatch.setitem(profiles.TEXT_DECAY, "quick", tiny)
-    monkeypatch.setattr(language, "TEXT_EVERY", 10)
+    monkeypatch.setattr(text, "TEXT_EVERY", 10)
     cache = tmp_path / "c"
     text_lm("quick", cache_dir=cache, workers=1)
     before = {p.name for p in cache.rglob("*.pt")}
@@ -671,12 +671,12 @@ def test_text_decay_experiment_varies_the_weight_decay_and_shares_text_lms_runs(
 def test_text_control_trains_both_rules_on_the_python_source_at_its_weight_decay(tmp_path, monkeypatch):
     from attnsink import lm, profiles
     from attnsink.analysis import text_heads_frame
-    from attnsink.experiments import language, text_control
-    from attnsink.experiments.scale import scale_recipe
+    from attnsink.experiments import text, text_control
+    from attnsink.experiments.text import scale_recipe
 
     tiny = profiles.Settings(seeds=2, steps=20, lr=1e-2, batch_size=4)
     monkeypatch.setitem(profiles.TEXT_CONTROL, "quick", tiny)
-    monkeypatch.setattr(language, "TEXT_EVERY", 10)
+    monkeypatch.setattr(text, "TEXT_EVERY", 10)
     result = text_control("quick", cache_dir=tmp_path / "c", workers=1)
     assert [(r["attention"], r["seed"]) for r in result.runs] == [
         (rule, seed) for rule in profiles.TEXT_RULES for seed in range(tiny.seeds)

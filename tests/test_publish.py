@@ -118,12 +118,18 @@ def test_set_repo_url_rewrites_config_and_chapters(tmp_path):
     assert bad.returncode == 2
 
 
-def test_full_cache_trains_every_experiment_once():
-    import re
+def test_full_cache_trains_every_experiment_of_the_registry():
+    import subprocess
+    import sys
 
-    from attnsink.__main__ import EXPERIMENT_NAMES
+    from attnsink.registry import REGISTRY
 
     makefile = (ROOT / "Makefile").read_text()
-    names = re.search(r"^FULL_EXPERIMENTS := (.+)$", makefile, re.M).group(1).split()
-    assert sorted(names) == sorted(EXPERIMENT_NAMES) and len(names) == len(set(names))
+    assert "for name in $$($(BIN)/python -m attnsink list)" in makefile
     assert "--profile full --store" in makefile and "full-cache: $(STAMP)" in makefile
+    listed = subprocess.run([sys.executable, "-m", "attnsink", "list"], capture_output=True, text=True, check=True)
+    assert listed.stdout.split() == [e.name for e in REGISTRY]
+    chapter = subprocess.run(
+        [sys.executable, "-m", "attnsink", "list", "--chapter", "5"], capture_output=True, text=True, check=True
+    )
+    assert chapter.stdout.split() == ["multi_layer", "blocks", "sweep"]

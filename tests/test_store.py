@@ -194,7 +194,7 @@ def test_a_sample_of_stored_models_is_retrained_from_scratch(name, rule, seed):
 
 
 ANALYSES = {  # the library's memoized analyses, as (module, function)
-    "text_heads": ("experiments.language", "text_heads"),
+    "text_heads": ("experiments.text", "text_heads"),
     "context_heads": ("experiments.text_context", "context_heads"),
     "sink_bound_terms": ("metrics", "sink_bound_terms"),
     "head_bound_terms": ("metrics", "head_bound_terms"),

@@ -1,14 +1,16 @@
 """Command line: ``python -m attnsink reproduce NAME [--profile quick|full] [--seeds N] [--out FILE] [--store]``,
 ``python -m attnsink grid SPEC.yaml [--backend local|ray] [--address ADDR] [--out DIR]`` and
 ``python -m attnsink status [--profile full|quick] [--check]``,
-``python -m attnsink store NAME...`` and ``python -m attnsink store-analyses --cache-dir DIR``.
+``python -m attnsink store NAME...``, ``python -m attnsink store-analyses --cache-dir DIR`` and
+``python -m attnsink list [--chapter N]``.
 
 ``reproduce`` runs a named experiment, prints a summary table, writes the metrics as JSON
 to ``--out`` and the experiment's figure as a PNG beside it (with ``--store``, it also puts the
 trained models in the repository's store, :mod:`attnsink.stored`); ``status`` says per
 experiment how many of its models are stored, missing and stale, and whether the stored
 analyses are the current code's; ``store-analyses`` keeps the memoized analyses that a
-full-profile build of the book left in a fresh cache; ``grid`` trains every point of
+full-profile build of the book left in a fresh cache; ``list`` prints the experiments'
+names (:data:`attnsink.registry.REGISTRY`); ``grid`` trains every point of
 a spec file (:mod:`attnsink.experiments.grid`) and writes ``runs.json``, ``runs.csv`` and
 ``summary.png`` into ``--out``. Every argument, the environment's
 ``ATTNSINK_PROFILE`` and the output folder are checked before anything trains: a bad one
@@ -25,24 +27,9 @@ import os
 import sys
 from pathlib import Path
 
-EXPERIMENT_NAMES = (
-    "backcopy",
-    "blocks",
-    "broadcast",
-    "capped_bos",
-    "constant_default",
-    "multi_layer",
-    "single_layer",
-    "sweep",
-    "text_context",
-    "text_control",
-    "text_decay",
-    "text_lm",
-    "text_scale",
-    "variants",
-)
-"""The names of :data:`attnsink.experiments.EXPERIMENTS`, here so that ``--help`` needs no
-import of torch (a test checks that the two agree)."""
+from .registry import NAMES as EXPERIMENT_NAMES  # the registry imports nothing: --help stays instant
+from .registry import REGISTRY
+
 PROFILE_CHOICES = ("quick", "full")  # attnsink.profiles.PROFILES, checked by the same test
 
 TABLE_COLUMNS = [
@@ -146,6 +133,8 @@ def _parser() -> argparse.ArgumentParser:
     parser.reproduce = rep  # errors about its arguments print its usage
     _store_parsers(parser, sub)
     _grid_parser(parser, sub)
+    ls = sub.add_parser("list", help="the experiments' names, in the order make full-cache trains them")
+    ls.add_argument("--chapter", type=_positive_int, default=None, help="only those whose models this chapter reads")
     return parser
 
 
@@ -349,6 +338,8 @@ def _status(parser: argparse.ArgumentParser, args) -> int:
                 else ""
             )
         )
+        for name, row in a["by_function"].items():  # what an edit to one analysis would store again
+            print(f"  {name.removeprefix('attnsink.')}: {row['entries']} entries, {row['MB']:.2f} MB")
     bad = table[(table.missing > 0) | (table.stale > 0)]
     failed = False
     if args.check and len(bad):
@@ -419,6 +410,9 @@ def main(argv: list[str] | None = None) -> int:
         return _store(parser, args)
     if args.command == "store-analyses":
         return _store_analyses(parser, args)
+    if args.command == "list":
+        print("\n".join(e.name for e in REGISTRY if args.chapter is None or args.chapter in e.chapters))
+        return 0
     rep = parser.reproduce
 
     # everything is checked before anything trains

@@ -431,7 +431,7 @@ TEXT_HEAD_KEYS = (
     "ablate_mean",
     "ablate_first",
 )
-"""The per-head fields of the text GPTs' records (:func:`attnsink.experiments.language.text_heads`)."""
+"""The per-head fields of the text GPTs' records (:func:`attnsink.experiments.text.text_heads`)."""
 
 
 def text_heads_frame(runs: list[dict]) -> pd.DataFrame:

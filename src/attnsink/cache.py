@@ -67,17 +67,31 @@ TRAINING_VERSIONS = {"train_seeds": 1, "gpt": 2}
 """The training version of each kind of entry: the trigger-task models (task, attention rules,
 model, trainers, engine) and the language models (:mod:`attnsink.lm`, attention rules). Bump one
 when a change moves a trained number (``tests/test_golden.py`` says so, and how to write the new
-values): every entry of that kind is then stale, and ``python -m attnsink status`` lists it.
+values): every entry of that kind is then stale, and ``python -m attnsink status`` lists it. A
+change that moves one rule's numbers bumps that rule's version instead (:data:`RULE_VERSIONS`).
 
 History of ``gpt``: 2, weight decay on the linear maps' matrices only, and the heads measured
 during training on the positions the model trains on (the last position of a window never trains)."""
 
 
+RULE_VERSIONS: dict[tuple[str, str], int] = {}
+"""The training version of one attention rule within a kind, ``(kind, rule) -> version``, for
+a change that moves the numbers of that rule only: bump it here (a rule not listed is at
+version 1) and only that rule's entries of that kind are stale. ``tests/test_golden.py`` says
+which to bump: this one when the moved numbers are one rule's, :data:`TRAINING_VERSIONS`
+when they are the whole kind's, and neither for a new rule, option or experiment, whose golden
+runs are only added."""
+
+
 def cache_key(config: dict) -> str:
-    """Key of an entry: the config (which must be JSON-serialisable) and its kind's training version."""
-    version = TRAINING_VERSIONS.get(config.get("kind"))
-    blob = json.dumps({"config": config, "training_version": version}, sort_keys=True)
-    return hashlib.sha256(blob.encode()).hexdigest()[:32]
+    """Key of an entry: the config (which must be JSON-serialisable), its kind's training
+    version and, when it is above 1, its rule's (:data:`RULE_VERSIONS`)."""
+    kind = config.get("kind")
+    blob = {"config": config, "training_version": TRAINING_VERSIONS.get(kind)}
+    rule_version = RULE_VERSIONS.get((kind, config.get("attention")), 1)
+    if rule_version != 1:  # version 1 leaves the key as it was before rules had versions
+        blob["rule_version"] = rule_version
+    return hashlib.sha256(json.dumps(blob, sort_keys=True).encode()).hexdigest()[:32]
 
 
 def machine() -> str:

@@ -184,17 +184,28 @@ def _stored_analyses(store_dir: Path) -> list[tuple[Path, dict | None]]:
 
 
 def analyses_status(store_dir=None) -> dict:
-    """The stored analyses: ``current`` (how many the current code reads, and their ``MB``) and
+    """The stored analyses: ``current`` (how many the current code reads, and their ``MB``),
     ``set_aside`` (how many were stored by other code: an edit since to what they compute
-    from)."""
+    from) and ``by_function``, per analysis function (``module.function``) the entries the
+    current code reads and their MB: what an edit to that function alone would store again."""
     store_dir = Path(store_dir) if store_dir is not None else _repo_store()
     now, other = [], []
+    by_function: dict[str, dict] = {}
     for path, config in _stored_analyses(store_dir):
-        (now if config is not None and analysis_current(config) else other).append(path)
+        current = config is not None and analysis_current(config)
+        (now if current else other).append(path)
+        if current:
+            row = by_function.setdefault(f"{config['module']}.{config['function']}", {"entries": 0, "bytes": 0})
+            row["entries"] += 1
+            row["bytes"] += path.stat().st_size
     return {
         "current": len(now),
         "MB": round(sum(p.stat().st_size for p in now) / 2**20, 1),
         "set_aside": len(other),
+        "by_function": {
+            name: {"entries": row["entries"], "MB": round(row["bytes"] / 2**20, 2)}
+            for name, row in sorted(by_function.items())
+        },
     }
 
 

@@ -53,7 +53,7 @@ def training_courses(result, *, cache_dir=None) -> list[dict]:
     where the profile may train, as :func:`attnsink.experiments.backcopy` would); one record
     per model: ``model``, ``seed``, ``step`` and ``first_mean`` (step, layer, head)."""
     from ..experiments.base import Context
-    from ..experiments.language import train_gpts
+    from ..experiments.text import train_gpts
     from ..profiles import BACKCOPY_MODEL, resolve_training
 
     s = result.settings

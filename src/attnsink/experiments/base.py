@@ -19,6 +19,7 @@ from pathlib import Path
 import pandas as pd
 import torch
 
+from .. import registry
 from ..cache import MissingResultsError
 from ..metrics import Evaluation, evaluate
 from ..parallel import Job, job_configs, train_many
@@ -31,7 +32,8 @@ EXPERIMENTS: dict[str, Callable[..., ExperimentResult]] = {}
 """Every registered experiment by name: what ``python -m attnsink reproduce NAME`` runs."""
 _BODIES: dict[str, tuple[Callable, dict[str, Settings]]] = {}
 CHAPTERS: dict[str, tuple[int, ...]] = {}
-"""Every registered experiment's chapters: the book's chapters that read its models."""
+"""Every registered experiment's chapters (from :data:`attnsink.registry.REGISTRY`): the
+book's chapters that read its models."""
 
 
 class Planned(Exception):
@@ -191,12 +193,11 @@ def _public_signature(body: Callable) -> inspect.Signature:
     return inspect.Signature(common + own, return_annotation="ExperimentResult")
 
 
-def experiment(name: str, settings: dict[str, Settings], *, figure: Callable, figure_name: str, chapters: tuple):
-    """Register ``body(ctx, **options)`` as the experiment ``name``: it runs with the settings
-    ``settings[profile]`` (read at call time), its result draws ``figure(result)``, and the
-    book's ``chapters`` read its models."""
-    if not chapters or not all(isinstance(c, int) and c >= 1 for c in chapters):
-        raise ValueError(f"chapters must be a non-empty tuple of chapter numbers, got {chapters!r}")
+def experiment(name: str, settings: dict[str, Settings], *, figure: Callable, figure_name: str):
+    """Register ``body(ctx, **options)`` as the experiment ``name``, declared in
+    :data:`attnsink.registry.REGISTRY` (its chapters come from there): it runs with the
+    settings ``settings[profile]`` (read at call time) and its result draws ``figure(result)``."""
+    chapters = registry.get(name).chapters
 
     def register(body: Callable[..., ExperimentResult]) -> Callable[..., ExperimentResult]:
         @functools.wraps(body)

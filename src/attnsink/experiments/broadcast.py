@@ -153,7 +153,7 @@ def broadcast_measures(model, task: GlobalTriggerTask, batch: Batch) -> dict:
     return out
 
 
-@experiment("broadcast", BROADCAST, figure=_figure, figure_name="attention", chapters=(9,))
+@experiment("broadcast", BROADCAST, figure=_figure, figure_name="attention")
 def broadcast(ctx: Context) -> ExperimentResult:
     """Softmax models of :data:`~attnsink.profiles.BROADCAST_MODEL` without the causal mask,
     trained on :class:`~attnsink.task.GlobalTriggerTask` with each default of

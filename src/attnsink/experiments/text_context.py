@@ -13,8 +13,7 @@ from ..cache import memoized
 from ..metrics import SINK_EPS
 from ..profiles import CONTEXT_CHARS_PER_STEP, CONTEXT_LENGTHS, SCALE_WEIGHT_DECAY, TEXT_CONTEXT, TEXT_MODEL
 from .base import Context, ExperimentResult, experiment
-from .language import text_record, train_gpts
-from .scale import scale_recipe
+from .text import scale_recipe, text_record, train_gpts
 
 N_CONTEXT = 64
 """Validation windows for :func:`context_heads` (fewer than chapter 8's 128: the windows are up to 4 times longer)."""
@@ -61,15 +60,15 @@ def context_heads(model: lm.GPT, windows: torch.Tensor, near: int) -> dict:
     }
 
 
-@experiment("text_context", TEXT_CONTEXT, figure=_figure, figure_name="sinks", chapters=(8, 9))
+@experiment("text_context", TEXT_CONTEXT, figure=_figure, figure_name="sinks")
 def text_context(ctx: Context) -> ExperimentResult:
     """A softmax GPT of :data:`~attnsink.profiles.TEXT_MODEL` on all of
     :class:`attnsink.lm.PythonSource`'s training text, trained by
-    :func:`~attnsink.experiments.scale.scale_recipe` at weight decay
+    :func:`~attnsink.experiments.text.scale_recipe` at weight decay
     :data:`~attnsink.profiles.SCALE_WEIGHT_DECAY`, at each window length of
     :data:`~attnsink.profiles.CONTEXT_LENGTHS` with a batch of :func:`batch_for` windows.
 
-    One record per (window, seed): the run's fields, :func:`~attnsink.experiments.language.text_record`'s
+    One record per (window, seed): the run's fields, :func:`~attnsink.experiments.text.text_record`'s
     history, and :func:`context_heads` on :data:`N_CONTEXT` validation windows. ``results``
     maps the window length to the models."""
     s = ctx.settings
