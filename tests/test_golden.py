@@ -33,7 +33,7 @@ def test_training_gives_the_golden_numbers(threads):
 
 def test_a_rule_version_re_keys_only_that_rule(monkeypatch):
     task = TriggerTask()
-    relu, softmax = (seed_configs(task, [0], attention=rule)[0] for rule in ("relu", "softmax"))
+    relu, softmax = (seed_configs(task, [0], attention=rule, steps=100, lr=1e-3)[0] for rule in ("relu", "softmax"))
     gpt = {**planned_configs("text_lm", "full")[0], "attention": "relu"}
     before = {name: cache_key(c) for name, c in [("relu", relu), ("softmax", softmax), ("gpt", gpt)]}
     monkeypatch.setitem(cache.RULE_VERSIONS, ("train_seeds", "relu"), 2)
