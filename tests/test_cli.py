@@ -186,6 +186,15 @@ def no_training(monkeypatch):
         ([], {"ATTNSINK_PROFILE": "fast"}, "ATTNSINK_PROFILE"),
         (["--seeds", "two"], {}, "--seeds"),
         (["--workers", "0"], {}, "--workers"),
+        (["--seed-list", "1,x"], {}, "--seed-list"),
+        (["--seed-list", "1,1"], {}, "--seed-list"),
+        (["--seed-list", "-1"], {}, "--seed-list"),
+        (["--seed-list", "1,2", "--seeds", "2"], {}, "--seed-list"),
+        (["--steps", "0"], {}, "--steps"),
+        (["--lr", "0"], {}, "--lr"),
+        (["--lr", "2"], {}, "--lr"),
+        (["--lr", "nan"], {}, "--lr"),
+        (["--profile", "full", "--store", "--lr", "1e-3"], {}, "--store"),
         ([], {"ATTNSINK_WORKERS": "many"}, "ATTNSINK_WORKERS"),
         ([], {"ATTNSINK_WORKERS": "0"}, "ATTNSINK_WORKERS"),
     ],
@@ -289,6 +298,47 @@ def test_reproduce_passes_the_progress_choice_to_the_experiment(monkeypatch, tmp
         with pytest.raises(SystemExit):
             main(["reproduce", "single_layer", "--profile", "quick", "--out", str(tmp_path / "r.json"), *flags])
     assert seen == [True, False]
+
+
+def test_reproduce_passes_other_settings_to_the_experiment(monkeypatch, tmp_path, capsys, no_training):
+    from attnsink import experiments
+
+    seen = []
+
+    def fake(profile, **kwargs):
+        seen.append({k: kwargs[k] for k in ("seeds", "seed_list", "steps", "lr")})
+        raise SystemExit(0)
+
+    monkeypatch.setitem(experiments.EXPERIMENTS, "single_layer", fake)
+    args = ["reproduce", "single_layer", "--profile", "quick", "--out", str(tmp_path / "r.json")]
+    with pytest.raises(SystemExit):
+        main([*args, "--seed-list", "3,7", "--steps", "40", "--lr", "3e-4"])
+    assert seen == [{"seeds": None, "seed_list": [3, 7], "steps": 40, "lr": 3e-4}]
+    with pytest.raises(SystemExit) as e:  # sweep trains at learning rates of its own
+        main(["reproduce", "sweep", "--profile", "quick", "--lr", "1e-3", "--out", str(tmp_path / "s.json")])
+    assert e.value.code == 2 and "argument --lr: sweep" in capsys.readouterr().err
+
+
+def test_other_settings_train_those_seeds_at_that_rate(tmp_path):
+    from attnsink.experiments import single_layer, sweep
+
+    result = single_layer("quick", seed_list=[4, 9], steps=30, lr=2e-3, cache_dir=None)
+    assert [(r["attention"], r["seed"]) for r in result.runs] == [
+        ("softmax", 4),
+        ("softmax", 9),
+        ("relu", 4),
+        ("relu", 9),
+    ]
+    assert result.settings.lr == 2e-3 and result.settings.steps == 30 and result.settings.seed_ids == (4, 9)
+    assert all(r["steps"] <= 30 for r in result.runs)
+    with pytest.raises(ValueError, match="lr: sweep sets its learning rates itself"):
+        sweep("quick", lr=1e-3)
+    with pytest.raises(ValueError, match="seeds and seed_list"):
+        single_layer("quick", seeds=2, seed_list=[0, 1])
+    with pytest.raises(ValueError, match="lr must be a number in"):
+        single_layer("quick", lr=-1.0)
+    with pytest.raises(ValueError, match="seed_list must not repeat"):
+        single_layer("quick", seed_list=[1, 1])
 
 
 def test_constant_default_experiment_records_what_the_head_writes(tmp_path):

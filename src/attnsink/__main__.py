@@ -1,4 +1,5 @@
-"""Command line: ``python -m attnsink reproduce NAME [--profile quick|full] [--seeds N] [--out FILE] [--store]``,
+"""Command line: ``python -m attnsink reproduce NAME [--profile quick|full] [--seeds N | --seed-list S,S]
+[--steps N] [--lr LR] [--out FILE] [--store]``,
 ``python -m attnsink grid SPEC.yaml [--backend local|ray] [--address ADDR] [--out DIR]`` and
 ``python -m attnsink status [--profile full|quick] [--check]``,
 ``python -m attnsink store NAME...``, ``python -m attnsink store-analyses --cache-dir DIR`` and
@@ -29,6 +30,7 @@ from pathlib import Path
 
 from .registry import NAMES as EXPERIMENT_NAMES  # the registry imports nothing: --help stays instant
 from .registry import REGISTRY
+from .registry import get as get_experiment
 
 PROFILE_CHOICES = ("quick", "full")  # attnsink.profiles.PROFILES, checked by the same test
 
@@ -74,6 +76,26 @@ def _positive_int(text: str) -> int:
     return value
 
 
+def _seed_list(text: str) -> list[int]:
+    try:
+        seeds = [int(part) for part in text.split(",")]
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"must be seeds separated by commas, e.g. 0,3,7, got {text!r}") from None
+    if any(seed < 0 for seed in seeds) or len(set(seeds)) != len(seeds):
+        raise argparse.ArgumentTypeError(f"must be distinct non-negative integers, got {text!r}")
+    return seeds
+
+
+def _learning_rate(text: str) -> float:
+    try:
+        value = float(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"must be a number in (0, 1], got {text!r}") from None
+    if not 0 < value <= 1:  # NaN fails too
+        raise argparse.ArgumentTypeError(f"must be a number in (0, 1], got {text!r}")
+    return value
+
+
 def _writable_folder(folder: Path) -> str | None:
     """Why ``folder`` cannot hold our files (created if missing), or None when it can."""
     try:
@@ -106,6 +128,9 @@ def _parser() -> argparse.ArgumentParser:
         help="quick (CPU) or full (GPU); default: $ATTNSINK_PROFILE, else full when CUDA is available",
     )
     rep.add_argument("--seeds", type=_positive_int, default=None, help="number of seeds (default: the profile's)")
+    rep.add_argument("--seed-list", type=_seed_list, default=None, help="which seeds, e.g. 3,7,11 (not with --seeds)")
+    rep.add_argument("--steps", type=_positive_int, default=None, help="the step cap (default: the profile's)")
+    rep.add_argument("--lr", type=_learning_rate, default=None, help="learning rate in (0, 1] (default: the profile's)")
     rep.add_argument("--out", type=Path, default=None, help="JSON file to write (default: results/NAME.json)")
     rep.add_argument("--device", default=None, help="torch device (default: cuda when available, else cpu)")
     _add_progress(rep)
@@ -399,6 +424,23 @@ def _cuda() -> bool:
     return torch.cuda.is_available()
 
 
+def _check_settings(rep: argparse.ArgumentParser, args, profile: str, cache_dir) -> None:
+    """``reproduce``'s settings and ``--store``, checked before anything trains."""
+    if args.seeds is not None and args.seed_list is not None:
+        rep.error("argument --seed-list: not with --seeds (the list sets the number of seeds)")
+    if args.lr is not None and not get_experiment(args.name).takes_lr:
+        rep.error(f"argument --lr: {args.name} trains at learning rates of its own, so it takes no --lr")
+    if args.store:
+        if profile != "full":
+            rep.error("argument --store: only the full profile is stored (add --profile full)")
+        for option in ("seeds", "seed_list", "steps", "lr"):
+            if getattr(args, option) is not None:
+                flag = "--" + option.replace("_", "-")
+                rep.error(f"argument --store: not with {flag} (the store holds the profile's settings)")
+        if cache_dir is None:
+            rep.error("argument --store: not with --no-cache (the store is filled from the cache)")
+
+
 def main(argv: list[str] | None = None) -> int:
     parser = _parser()
     args = parser.parse_args(argv)
@@ -430,13 +472,7 @@ def main(argv: list[str] | None = None) -> int:
     if problem:
         rep.error(f"argument --out: {problem}")
     cache_dir = _cache_folder(rep, args)
-    if args.store:
-        if profile != "full":
-            rep.error("argument --store: only the full profile is stored (add --profile full)")
-        if args.seeds is not None:
-            rep.error("argument --store: not with --seeds (the store holds the profile's seeds)")
-        if cache_dir is None:
-            rep.error("argument --store: not with --no-cache (the store is filled from the cache)")
+    _check_settings(rep, args, profile, cache_dir)
 
     import time
 
@@ -450,6 +486,9 @@ def main(argv: list[str] | None = None) -> int:
     result = EXPERIMENTS[args.name](
         profile,
         seeds=args.seeds,
+        seed_list=args.seed_list,
+        steps=args.steps,
+        lr=args.lr,
         device=device,
         progress=_progress(args),
         cache_dir=cache_dir,

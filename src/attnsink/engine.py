@@ -17,6 +17,12 @@ agrees with the plain path):
   freezes a seed's parameters on the device at the step it is first met, and the host
   looks only every ``check_every`` steps, to end the loop once every seed has stopped and
   to raise on a non-finite loss.
+
+Why a hand-written engine rather than ``torch.func`` (``vmap`` over ``functional_call`` of
+the plain model, with ``torch.optim.Adam``): measured on two CPU cores, that standard path
+trains the same models but takes about 1.6 times as long, at 1 seed and at 16
+(``benchmarks/bench_func.py``; the numbers are on the measurements page,
+``benchmarks/RESULTS.md``).
 """
 
 from __future__ import annotations

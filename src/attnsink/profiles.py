@@ -65,12 +65,51 @@ class Settings:
     batch_size: int = PAPER_BATCH
     stop_linf: float | None = PAPER_STOP  # None: no stopping rule (the language models)
 
+    seed_list: tuple[int, ...] | None = None  # which seeds; None: 0 .. seeds - 1
+
+    @property
+    def seed_ids(self) -> tuple[int, ...]:
+        """The seeds to train: :attr:`seed_list`, else ``0 .. seeds - 1``."""
+        return tuple(self.seed_list) if self.seed_list is not None else tuple(range(self.seeds))
+
     def with_seeds(self, seeds: int | None) -> Settings:
         """These settings with ``seeds`` seeds (None keeps the profile's number)."""
-        if seeds is None:
-            return self
-        check_int("seeds", seeds, 1)
-        return Settings(**{**asdict(self), "seeds": seeds})
+        return self.with_overrides(seeds=seeds)
+
+    def with_overrides(
+        self,
+        *,
+        seeds: int | None = None,
+        steps: int | None = None,
+        lr: float | None = None,
+        seed_list: list[int] | tuple[int, ...] | None = None,
+    ) -> Settings:
+        """These settings with any of ``seeds`` (a number), ``seed_list`` (which seeds, distinct
+        and non-negative; not with ``seeds``), ``steps`` (the step cap) and ``lr`` (in (0, 1])
+        replaced; None keeps the profile's. ``ValueError`` names a bad one."""
+        new = asdict(self)
+        if seeds is not None and seed_list is not None:
+            raise ValueError("seeds and seed_list: give one (seed_list sets the number of seeds too)")
+        if seeds is not None:
+            check_int("seeds", seeds, 1)
+            new.update(seeds=seeds, seed_list=None)
+        if seed_list is not None:
+            seed_list = tuple(seed_list)
+            if not seed_list:
+                raise ValueError("seed_list must name at least one seed")
+            for seed in seed_list:
+                check_int("seed_list", seed, 0)
+            if len(set(seed_list)) != len(seed_list):
+                raise ValueError(f"seed_list must not repeat a seed, got {list(seed_list)}")
+            new.update(seeds=len(seed_list), seed_list=seed_list)
+        if steps is not None:
+            check_int("steps", steps, 1)
+            new["steps"] = steps
+        if lr is not None:
+            if isinstance(lr, bool) or not isinstance(lr, (int, float)) or not 0 < lr <= 1:
+                raise ValueError(f"lr must be a number in (0, 1], got {lr!r}")
+            new["lr"] = float(lr)
+        return Settings(**new)
 
     def recipe(self) -> Recipe:
         """The training recipe: ``steps``, ``lr``, ``batch_size`` and ``stop_linf``."""

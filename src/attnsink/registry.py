@@ -22,13 +22,15 @@ GPTs on a language (:mod:`attnsink.lm`)."""
 @dataclass(frozen=True)
 class Experiment:
     """One experiment: ``name`` (its module and function), the ``chapters`` that read its
-    models, the ``kind`` of model it trains (one of :data:`KINDS`) and ``trains``, what it
-    trains in a few words."""
+    models, the ``kind`` of model it trains (one of :data:`KINDS`), ``trains``, what it
+    trains in a few words, and ``takes_lr``, whether a learning rate given to it (``reproduce
+    --lr``) sets its rate (False for one that trains at several rates of its own)."""
 
     name: str
     chapters: tuple[int, ...]
     kind: str
     trains: str
+    takes_lr: bool = True  # False: it sets its learning rates itself (a sweep over them)
 
     def __post_init__(self):
         if not self.name.isidentifier():
@@ -49,12 +51,12 @@ REGISTRY = (  # in the order `make full-cache` trains them: the cheapest first
     Experiment("multi_layer", (4, 5, 9), "trigger", "2 x 2 and 4 x 4 residual models"),
     Experiment("blocks", (5, 9), "trigger", "2 x 2 models with an MLP and/or LayerNorm"),
     Experiment("backcopy", (7, 9), "gpt", "a small GPT on Bigram-Backcopy"),
-    Experiment("text_lm", (8, 9), "gpt", "a character-level GPT on English"),
+    Experiment("text_lm", (8, 9), "gpt", "a character-level GPT on English", takes_lr=False),
     Experiment("text_decay", (8, 9), "gpt", "the English GPT at several weight decays"),
     Experiment("text_scale", (8, 9), "gpt", "the same GPT on ten times more text (Python source)"),
     Experiment("text_control", (8, 9), "gpt", "the Python-source GPT at weight decay 0.5, softmax and ReLU"),
     Experiment("text_context", (8, 9), "gpt", "the Python-source GPT at windows of 64 and 256 characters"),
-    Experiment("sweep", (5,), "trigger", "one-layer heads over L, d and lr"),
+    Experiment("sweep", (5,), "trigger", "one-layer heads over L, d and lr", takes_lr=False),
     Experiment("variants", (2, 3, 6, 9), "trigger", "every attention rule, with and without BOS"),
     Experiment("constant_default", (9,), "trigger", "every rule on a task with a constant target off the trigger"),
     Experiment("broadcast", (9,), "trigger", "2-layer softmax models without the causal mask"),

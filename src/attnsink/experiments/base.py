@@ -3,8 +3,10 @@
 An experiment is a function registered with :func:`experiment`: it receives a
 :class:`Context` (the profile, its :class:`~attnsink.profiles.Settings`, where to train
 and cache) and returns an :class:`ExperimentResult`. The decorator gives every experiment
-the same public signature, ``name(profile=None, *, seeds=None, device=None,
-progress=False, cache_dir=None, workers=None, **options)``, and enters it in :data:`EXPERIMENTS`, which
+the same public signature, ``name(profile=None, *, seeds=None, seed_list=None, steps=None,
+lr=None, device=None, progress=False, cache_dir=None, workers=None, **options)`` (``seeds``,
+``seed_list``, ``steps`` and ``lr`` override the profile's settings:
+:meth:`~attnsink.profiles.Settings.with_overrides`), and enters it in :data:`EXPERIMENTS`, which
 the command line reads.
 """
 
@@ -63,13 +65,14 @@ class Context:
         )
 
     def job(self, task: TriggerTask, attention: str, *, lr: float | None = None, **arch) -> Job:
-        """Seeds ``0 .. settings.seeds - 1`` of one run: ``task``, the architecture (``attention``
-        and ``arch``: ``n_layers``, ``mlp``, ... as :class:`~attnsink.spec.Arch` names them) and
-        the profile's recipe, whose learning rate ``lr`` overrides."""
+        """The settings' seeds (:attr:`~attnsink.profiles.Settings.seed_ids`) of one run:
+        ``task``, the architecture (``attention`` and ``arch``: ``n_layers``, ``mlp``, ... as
+        :class:`~attnsink.spec.Arch` names them) and the profile's recipe, whose learning rate
+        ``lr`` overrides."""
         recipe = self.settings.recipe()
         if lr is not None:
             recipe = replace(recipe, lr=lr)
-        return Job(RunSpec(task, Arch(attention=attention, **arch), recipe), tuple(range(self.settings.seeds)))
+        return Job(RunSpec(task, Arch(attention=attention, **arch), recipe), self.settings.seed_ids)
 
     def train_many(self, jobs: dict) -> dict[object, list]:
         """Every job of ``jobs`` (key -> :meth:`job`, or any :class:`~attnsink.parallel.Job`)
@@ -183,6 +186,9 @@ def _public_signature(body: Callable) -> inspect.Signature:
     common = [
         P("profile", P.POSITIONAL_OR_KEYWORD, default=None, annotation="str | None"),
         P("seeds", P.KEYWORD_ONLY, default=None, annotation="int | None"),
+        P("seed_list", P.KEYWORD_ONLY, default=None, annotation="list[int] | None"),
+        P("steps", P.KEYWORD_ONLY, default=None, annotation="int | None"),
+        P("lr", P.KEYWORD_ONLY, default=None, annotation="float | None"),
         P("device", P.KEYWORD_ONLY, default=None, annotation="torch.device | str | None"),
         P("progress", P.KEYWORD_ONLY, default=False, annotation="bool"),
         P("cache_dir", P.KEYWORD_ONLY, default=None, annotation="str | Path | None"),
@@ -197,7 +203,8 @@ def experiment(name: str, settings: dict[str, Settings], *, figure: Callable, fi
     """Register ``body(ctx, **options)`` as the experiment ``name``, declared in
     :data:`attnsink.registry.REGISTRY` (its chapters come from there): it runs with the
     settings ``settings[profile]`` (read at call time) and its result draws ``figure(result)``."""
-    chapters = registry.get(name).chapters
+    entry = registry.get(name)
+    chapters = entry.chapters
 
     def register(body: Callable[..., ExperimentResult]) -> Callable[..., ExperimentResult]:
         @functools.wraps(body)
@@ -205,6 +212,9 @@ def experiment(name: str, settings: dict[str, Settings], *, figure: Callable, fi
             profile=None,
             *,
             seeds=None,
+            seed_list=None,
+            steps=None,
+            lr=None,
             device=None,
             progress=False,
             cache_dir=None,
@@ -213,10 +223,12 @@ def experiment(name: str, settings: dict[str, Settings], *, figure: Callable, fi
             **options,
         ):
             profile = resolve_profile(profile)
+            if lr is not None and not entry.takes_lr:
+                raise ValueError(f"lr: {name} sets its learning rates itself, so it takes no lr")
             ctx = Context(
                 name,
                 profile,
-                settings[profile].with_seeds(seeds),
+                settings[profile].with_overrides(seeds=seeds, seed_list=seed_list, steps=steps, lr=lr),
                 device,
                 progress,
                 cache_dir,

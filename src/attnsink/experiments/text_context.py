@@ -74,7 +74,7 @@ def text_context(ctx: Context) -> ExperimentResult:
     s = ctx.settings
     tasks = {n: lm.PythonSource(seq_len=n) for n in CONTEXT_LENGTHS}
     recipes = {n: {**scale_recipe(s, SCALE_WEIGHT_DECAY), "batch_size": batch_for(n)} for n in CONTEXT_LENGTHS}
-    wanted = [(tasks[n], "softmax", seed, recipes[n]) for n in CONTEXT_LENGTHS for seed in range(s.seeds)]
+    wanted = [(tasks[n], "softmax", seed, recipes[n]) for n in CONTEXT_LENGTHS for seed in s.seed_ids]
     trained = iter(train_gpts(ctx, wanted, TEXT_MODEL))
     analysis = memoized(context_heads, cache_dir=ctx.cache_dir)
     near = min(CONTEXT_LENGTHS)
@@ -82,7 +82,7 @@ def text_context(ctx: Context) -> ExperimentResult:
     for n in CONTEXT_LENGTHS:
         windows = lm.val_batch(tasks[n], N_CONTEXT)
         results[n] = []
-        for seed in range(s.seeds):
+        for seed in s.seed_ids:
             model, history = next(trained)
             results[n].append(model)
             fields = {

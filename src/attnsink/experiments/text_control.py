@@ -34,14 +34,14 @@ def text_control(ctx: Context) -> ExperimentResult:
     s = ctx.settings
     task = lm.PythonSource(**SCALE_TASK)
     recipe = scale_recipe(s, CONTROL_WEIGHT_DECAY)
-    wanted = [(task, rule, seed, recipe) for rule in TEXT_RULES for seed in range(s.seeds)]
+    wanted = [(task, rule, seed, recipe) for rule in TEXT_RULES for seed in s.seed_ids]
     trained = iter(train_gpts(ctx, wanted, TEXT_MODEL))
     windows = lm.val_batch(task, N_ANALYSIS)  # the windows the history measured
     analysis = memoized(text_heads, cache_dir=ctx.cache_dir)  # the ablations take a while: kept
     runs, results = [], {}
     for attention in TEXT_RULES:
         results[attention] = []
-        for seed in range(s.seeds):
+        for seed in s.seed_ids:
             model, history = next(trained)
             results[attention].append(model)
             fields = {"attention": attention, "lr": s.lr, "weight_decay": CONTROL_WEIGHT_DECAY, "seed": seed}

@@ -8,8 +8,8 @@ from __future__ import annotations
 from .. import lm
 from ..cache import memoized
 from ..profiles import DECAY_RATES, TEXT_DECAY, TEXT_MODEL, TEXT_RULES, TEXT_TASK
-from .base import Context, ExperimentResult, experiment
 from . import text
+from .base import Context, ExperimentResult, experiment
 from .text import N_ANALYSIS, text_heads, text_record, train_gpts
 
 
@@ -39,14 +39,14 @@ def text_decay(ctx: Context) -> ExperimentResult:
         for wd in DECAY_RATES
     }
     points = [(rule, wd) for wd in DECAY_RATES for rule in TEXT_RULES]
-    wanted = [(task, rule, seed, recipes[wd]) for rule, wd in points for seed in range(s.seeds)]
+    wanted = [(task, rule, seed, recipes[wd]) for rule, wd in points for seed in s.seed_ids]
     trained = iter(train_gpts(ctx, wanted, TEXT_MODEL))
     windows = lm.val_batch(task, N_ANALYSIS)  # the windows the history measured
     analysis = memoized(text_heads, cache_dir=ctx.cache_dir)  # the ablations take a while: kept
     runs, results = [], {}
     for attention, wd in points:
         results[attention, wd] = []
-        for seed in range(s.seeds):
+        for seed in s.seed_ids:
             model, history = next(trained)
             results[attention, wd].append(model)
             fields = {"attention": attention, "lr": s.lr, "weight_decay": wd, "seed": seed}

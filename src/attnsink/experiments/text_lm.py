@@ -6,8 +6,8 @@ from __future__ import annotations
 from .. import lm
 from ..cache import memoized
 from ..profiles import TEXT, TEXT_LRS, TEXT_MODEL, TEXT_RULES, TEXT_TASK, TEXT_WEIGHT_DECAY
-from .base import Context, ExperimentResult, experiment
 from . import text
+from .base import Context, ExperimentResult, experiment
 from .text import N_ANALYSIS, text_heads, text_record, train_gpts
 
 
@@ -49,7 +49,7 @@ def text_lm(ctx: Context) -> ExperimentResult:
         for lr in TEXT_LRS
     }
     points = [(rule, lr) for lr in TEXT_LRS for rule in TEXT_RULES]
-    wanted = [(task, rule, seed, recipes[lr]) for rule, lr in points for seed in range(s.seeds)]
+    wanted = [(task, rule, seed, recipes[lr]) for rule, lr in points for seed in s.seed_ids]
     trained = iter(train_gpts(ctx, wanted, TEXT_MODEL))
     # train_lm's validation windows (the history ends here), read on the positions the models trained on
     windows = lm.val_batch(task, N_ANALYSIS)
@@ -57,7 +57,7 @@ def text_lm(ctx: Context) -> ExperimentResult:
     runs, results = [], {}
     for attention, lr in points:
         results[attention, lr] = []
-        for seed in range(s.seeds):
+        for seed in s.seed_ids:
             model, history = next(trained)
             results[attention, lr].append(model)
             fields = {"attention": attention, "lr": lr, "weight_decay": TEXT_WEIGHT_DECAY, "seed": seed}

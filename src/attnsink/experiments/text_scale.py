@@ -41,7 +41,7 @@ def text_scale(ctx: Context) -> ExperimentResult:
         chars: lm.PythonSource(**SCALE_TASK) if chars is None else lm.PythonSample(**SCALE_TASK, train_chars=chars)
         for chars in SCALE_CHARS
     }
-    wanted = [(tasks[chars], "softmax", seed, recipe) for chars in SCALE_CHARS for seed in range(s.seeds)]
+    wanted = [(tasks[chars], "softmax", seed, recipe) for chars in SCALE_CHARS for seed in s.seed_ids]
     trained = iter(train_gpts(ctx, wanted, TEXT_MODEL))
     per_step = s.batch_size * (SCALE_TASK["seq_len"] - 1)  # BOS is never a target
     analysis = memoized(text_heads, cache_dir=ctx.cache_dir)  # the ablations take a while: kept
@@ -50,7 +50,7 @@ def text_scale(ctx: Context) -> ExperimentResult:
         task = tasks[chars]
         size = chars if chars is not None else int(len(task.encoded()[0]) * (1 - task.val_fraction))
         results[chars] = []
-        for seed in range(s.seeds):
+        for seed in s.seed_ids:
             model, history = next(trained)
             results[chars].append(model)
             tokens = history["step"] * per_step

@@ -24,6 +24,7 @@ VARIANT_RULES = {
     "sigmoid": "off state",
     "gated": "off state",
 }
+"""Every rule of chapter 6 and the class the theory predicts for it (written down before any training)."""
 
 
 def _figure(result: ExperimentResult):
