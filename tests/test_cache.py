@@ -73,7 +73,7 @@ def cache_config(seed):
 
 def test_changed_config_never_reads_a_stale_entry(tmp_path):
     base = cache_config(0)
-    cache.store(tmp_path, base, {"value": torch.tensor(1.0)})
+    cache.put(tmp_path, base, {"value": torch.tensor(1.0)})
     for change in ({"lr": 2e-2}, {"seed": 1}, {"steps": 21}, {"attention": "relu"}):
         assert cache.load(tmp_path, {**base, **change}) is None
     assert cache.load(tmp_path, base)["value"].item() == 1.0
@@ -98,7 +98,7 @@ def test_the_key_holds_no_device_and_the_entry_says_where_it_trained(tmp_path):
 
 def test_entry_under_the_wrong_key_is_rejected(tmp_path):
     a, b = cache_config(0), cache_config(1)
-    cache.store(tmp_path, a, {"value": torch.tensor(1.0)})
+    cache.put(tmp_path, a, {"value": torch.tensor(1.0)})
     cache.entry_path(tmp_path, a).rename(cache.entry_path(tmp_path, b))  # e.g. a copied file
     with pytest.warns(CacheWarning, match="config differs"):
         assert cache.load(tmp_path, b) is None

@@ -293,8 +293,8 @@ def test_stored_analyses_are_read_and_set_aside_by_an_edit(tmp_path, monkeypatch
     model = AttentionModel(8, seed=0)
     _CALLS.clear()
     first = cache.memoized(_norm_of_w_q, cache_dir=fresh)(model, scale=2.0)
-    cache.store(fresh, {"kind": "memoized", "module": __name__, "function": "_norm_of_w_q", "code": "old"}, {})
-    cache.store(fresh, {"kind": "train_seeds", "seed": 0}, {})  # a model, not an analysis
+    cache.put(fresh, {"kind": "memoized", "module": __name__, "function": "_norm_of_w_q", "code": "old"}, {})
+    cache.put(fresh, {"kind": "train_seeds", "seed": 0}, {})  # a model, not an analysis
     assert main(["store-analyses", "--cache-dir", str(fresh), "--store-dir", str(store_dir)]) == 0
     a = stored.analyses_status(store_dir)
     assert a["current"] == 1 and a["set_aside"] == 0  # the analysis of the current code, only

@@ -238,7 +238,7 @@ def load_entry(cache_dir: str | Path | None, config: dict, *, store_dir: str | P
     return {}
 
 
-def store(cache_dir: str | Path, config: dict, payload: Any, meta: dict | None = None) -> None:
+def put(cache_dir: str | Path, config: dict, payload: Any, meta: dict | None = None) -> None:
     """Keep ``payload`` (tensors, numbers, strings, lists and dicts: it is read back with
     ``weights_only=True``) for ``config`` in the local cache, atomically, with ``meta`` (where
     and when it was trained) beside it."""
@@ -275,7 +275,7 @@ def cached(cache_dir: str | Path | None, config: dict, compute: Callable[[], Any
     payload = load(cache_dir, config)
     if payload is None:
         payload = compute()
-        store(cache_dir, config, payload)
+        put(cache_dir, config, payload)
     return payload
 
 
@@ -321,7 +321,7 @@ def train_missing(
     if missing:
         for r in train_seeds(task, missing, device=device, progress=progress, **base["options"]):
             found[r.seed] = r
-            store_seed(cache_dir, base, r)
+            put_seed(cache_dir, base, r)
 
 
 def base_config(task: TriggerTask, options: dict) -> tuple[dict, dict]:
@@ -356,10 +356,10 @@ def cache_lookup(
     return {"key": base, "options": options, "device": device.type}, found, [s for s in seeds if s not in found]
 
 
-def store_seed(cache_dir: str | Path | None, base: dict, result: TrainResult) -> None:
+def put_seed(cache_dir: str | Path | None, base: dict, result: TrainResult) -> None:
     """Keep one seed's result under the key ``base`` of :func:`cache_lookup` (no-op without a cache)."""
     if cache_dir is not None:
-        store(cache_dir, {**base["key"], "seed": result.seed}, result.to_payload(), entry_meta(base["device"]))
+        put(cache_dir, {**base["key"], "seed": result.seed}, result.to_payload(), entry_meta(base["device"]))
 
 
 def _fingerprint(value) -> Any:

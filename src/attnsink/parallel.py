@@ -31,7 +31,7 @@ from pathlib import Path
 import torch
 
 from ._checks import check_int
-from .cache import MissingResultsError, entry_meta, load, store
+from .cache import MissingResultsError, entry_meta, load, put
 from .engine import train_spec
 from .lm import GPTSpec, load_gpt, train_gpt
 from .spec import RunSpec
@@ -247,7 +247,7 @@ def train_many(
         for seed, payload in zip(missing, payloads):
             found[seed] = payload
             if cache_dir is not None:
-                store(cache_dir, configs[jobs[i].seeds.index(seed)], payload, entry_meta(dev))
+                put(cache_dir, configs[jobs[i].seeds.index(seed)], payload, entry_meta(dev))
 
     calls = [(jobs[i].spec, lookups[i][2], str(dev), failures is not None) for i in todo]
     n_workers = min(n_workers, len(todo))
