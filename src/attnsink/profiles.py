@@ -11,10 +11,10 @@ their settings from the tables below.
 from __future__ import annotations
 
 import os
-from dataclasses import asdict, dataclass
+from dataclasses import asdict, dataclass, fields
 
 from ._checks import check_int
-from .spec import PAPER_BATCH, PAPER_LR, PAPER_STOP, Recipe
+from .spec import Recipe
 
 PROFILE_ENV = "ATTNSINK_PROFILE"
 TRAIN_ENV = "ATTNSINK_TRAIN"
@@ -54,17 +54,13 @@ def resolve_training(train: bool | None, profile: str) -> bool:
     return profile == "quick"
 
 
-@dataclass(frozen=True)
-class Settings:
-    """A training recipe (by default the paper's, :mod:`attnsink.spec`) with a number of seeds
-    and a step cap."""
+@dataclass(frozen=True, kw_only=True)
+class Settings(Recipe):
+    """A profile's settings for one experiment: a training :class:`~attnsink.spec.Recipe`
+    (by default the paper's) with a number of ``seeds`` (or which seeds, ``seed_list``). The
+    recipe's ``steps`` is the step cap."""
 
     seeds: int
-    steps: int
-    lr: float = PAPER_LR
-    batch_size: int = PAPER_BATCH
-    stop_linf: float | None = PAPER_STOP  # None: no stopping rule (the language models)
-
     seed_list: tuple[int, ...] | None = None  # which seeds; None: 0 .. seeds - 1
 
     @property
@@ -112,8 +108,8 @@ class Settings:
         return Settings(**new)
 
     def recipe(self) -> Recipe:
-        """The training recipe: ``steps``, ``lr``, ``batch_size`` and ``stop_linf``."""
-        return Recipe(self.steps, self.lr, self.batch_size, self.stop_linf)
+        """The training recipe alone (the seeds left out)."""
+        return Recipe(**{f.name: getattr(self, f.name) for f in fields(Recipe)})
 
 
 # ---- chapter 1: the paper's central experiment ----
