@@ -35,7 +35,9 @@ GOOD = {
     "pos_trained_max": 0.0224,
     "pos_trained_ratio": 1.33,
     "trained_off_max": 0.0,
-    "c_range": 0.004,
+    "_c_positions": list(range(2, 16)),
+    "_all_positions": list(range(2, 16)),
+    "c_range": 0.005,
     "key_spread": 0.0043,
     "c_scale_gap": 0.0014,
     "off_diagonal": 6.7e-4,
@@ -43,6 +45,7 @@ GOOD = {
     "bos_share_max": 0.36,
     "bos_value_min": 0.24,
     "bos_w_min": 1.14,
+    "bos_w_max": 1.61,
     "nb_soft_stopped": 0,
     "nb_soft_err": 0.42,
     "nb_bound_ok": True,
@@ -58,6 +61,8 @@ GOOD = {
     "nb_relu_mass": 0.0,
     "nb_relu_off_fig": 0.0,
     "nb_relu_row_spread": 9e-4,
+    "nb_paper_floor": 0.0109,
+    "nb_visible_floor": 0.0,
     "ex_exact_max": 0.0,
     "ex_floor_visible": 0.0169,
     "ex_floor_sqrt": 0.071,
@@ -66,9 +71,14 @@ GOOD = {
     "ex2_visible_linf": 1.8e-7,
     "ex2_relu_linf": 0.44,
     "ex2_off_max": 0.0,
-    "ex3_off_max": -3.4e-4,
-    "ex3_share": "0.7%",
-    "_ex3_share": 0.007,
+    "ex3_off_min": -0.27,
+    "ex3_off_max": -0.18,
+    "ex3_share_min": "5%",
+    "ex3_share_max": "9%",
+    "_ex3_share_min": 0.052,
+    "_ex3_share_max": 0.088,
+    "ex3_bos_min": -0.022,
+    "ex3_bos_max": -3.4e-4,
 }
 
 BREAKS = {  # claim -> a change of the measures that makes it false
@@ -85,16 +95,19 @@ BREAKS = {  # claim -> a change of the measures that makes it false
     "trained-off": {"trained_off_max": 1e-6},
     "trained-same-c": {"c_range": 0.2},
     "trained-rescaled": {"c_scale_gap": 0.05},
-    "bos-constant-term": {"bos_share_max": 0.95},
+    "bos-constant-term": {"bos_w_max": 3.5},
+    "trained-find-construction": {"bos_value_min": 0.0},
     "nobos-softmax-fails": {"nb_soft_stopped": 1},
     "nobos-corollary": {"nb_bound_ok": False},
     "nobos-softmax-short-values": {"nb_soft_vnorm": 0.5},
     "nobos-softmax-self": {"nb_soft_self": 0.6},
     "nobos-relu-solves": {"nb_relu_err": 0.01},
+    "nobos-paper-scale": {"nb_paper_floor": 0.0},
     "nobos-relu-off": {"nb_relu_mass": 1e-4},
     "ex-floors": {"ex_floor_square": 0.1},
     "ex-nobos-scale": {"ex2_visible_linf": 0.1},
-    "ex-margins": {"_ex3_share": 0.05},
+    "ex-margins": {"_ex3_share_min": 0.005},
+    "ex-margins-bos": {"ex3_bos_min": -0.18},
 }
 
 
@@ -118,6 +131,14 @@ def test_every_chapter_3_claim_holds_on_good_measures_and_fails_when_its_number_
         {"pos_trained_max": 0.07},  # trained heads not much closer than the construction
         {"ex2_off_max": 0.1},
         {"ex3_off_max": 0.01},  # a non-trigger score above zero
+        {"_ex3_share_max": 0.2},  # a non-trigger score far below zero
+        {"ex3_bos_max": 0.01},  # BOS's own score above zero
+        {"_c_positions": [3, 7, 12]},  # the same c read at a few trigger positions only
+        {"bos_share_max": 0.95},  # BOS carries nearly all the trigger channel
+        {"c_scale_gap": 0.05},  # not a rescaling of the construction
+        {"trained_off_max": 1e-6},
+        {"nb_visible_floor": 0.01},  # the visible-key scale not exact without BOS
+        {"ex2_relu_linf": 0.05},
         {"vo_diagonal": None},  # a value map that is not diagonal
     ],
 )
@@ -149,7 +170,7 @@ def fake_runs(task):
     ]
     nobos = SimpleNamespace(
         runs=runs,
-        settings=SimpleNamespace(seeds=1),
+        settings=SimpleNamespace(seeds=1, steps=100),
         results={
             ("softmax", False): [SimpleNamespace(seed=0, model=AttentionModel(task.d_model, attention="softmax"))],
             ("relu_visible", False): [SimpleNamespace(seed=0, model=visible)],
@@ -175,6 +196,9 @@ def test_chapter_3_measures_read_made_up_runs():
     assert m["c_times_scale"] == pytest.approx(1) and m["bos_w"] == 0 and m["bos_value"] == 0
     assert m["bos_share_trigger"] == 0 and m["trained_off_max"] == 0
     assert (m["ex3_off_min"], m["ex3_off_max"], m["ex3_on_min"]) == (0.0, 0.0, 1.0)  # scores exactly 0 and 1
+    assert m["ex3_bos_min"] == m["ex3_bos_max"] == 0  # BOS's own score: the query reads the trigger channel only
+    assert m["_c_positions"] == m["_all_positions"] == list(range(2, 16)) and (m["j_first"], m["j_last"]) == (2, 15)
+    assert m["nb_paper_floor"] > 0.01 and m["nb_visible_floor"] == 0
     # without BOS: the runs' numbers, the hand-built maps
     assert m["nb_seeds"] == 1 and m["nb_soft_err"] == 0.4 and m["nb_soft_stopped"] == 0 and m["nb_relu_stopped"]
     assert m["nb_soft_self"] == 1.0 and m["nb_soft_uneven"] == pytest.approx(0) and m["nb_relu_row_spread"] == 0
@@ -185,5 +209,6 @@ def test_chapter_3_measures_read_made_up_runs():
     assert m["ex2_visible_linf"] < 1e-5 < m["ex2_relu_linf"] and m["ex2_off_max"] == 0
     report = claims.run_claims("ch3", "full", task, batch, visible_runs, relu_runs, nobos)
     failed = {r["id"] for r in report.rows if not r["holds"]}
-    # the stand-ins are not the trained heads: no BOS term, no rescaling to gain from
-    assert failed == {"bos-constant-term", "trained-near-floor"}
+    # the stand-ins are not the trained heads: no BOS term, no rescaling to gain from, scores at
+    # the non-trigger rows exactly 0
+    assert failed == {"bos-constant-term", "trained-find-construction", "trained-near-floor", "ex-margins"}
