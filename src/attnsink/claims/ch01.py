@@ -3,20 +3,137 @@ one-layer task (:func:`attnsink.experiments.single_layer`)."""
 
 from __future__ import annotations
 
+import math
+
 import numpy as np
 import pandas as pd
+import torch
 
-from ..metrics import sink_timing
+from ..metrics import EVAL_SEED, evaluate, sink_timing
 from ..profiles import FIGURE_TRIGGER_POS
+from ..task import TriggerTask
 from .base import Chapter
 
 CHAPTER = Chapter("ch1")
 BOTH = ("quick", "full")
+MOVED = (2, 4, 11, 15)  # exercise 1.1's trigger positions
+
+
+def _bound(x: float, up: bool) -> float:
+    """``x`` rounded away from the truth's side, at the precision the text prints it
+    (:func:`attnsink.prose.readable`): up for "at most", down for "at least"."""
+    if x == 0 or not math.isfinite(x):
+        return x
+    exponent = math.floor(math.log10(abs(x)))
+    sig = 2
+    while sig < 6 and round(abs(x), sig - 1 - exponent) >= 10 ** (exponent + 1):
+        sig += 1
+    scale = 10.0 ** (sig - 1 - exponent)
+    return (math.ceil if up else math.floor)(round(x * scale, 9)) / scale
+
+
+def _up(x: float) -> float:
+    return _bound(float(x), up=True)
+
+
+def _down(x: float) -> float:
+    return _bound(float(x), up=False)
+
+
+def _relu_trigger_bos(models) -> dict:
+    """The ReLU heads' weight on BOS at the trigger row, on the test sequences (trigger
+    anywhere): per seed, j times that weight (its mean, and how much its mean at each j
+    varies with j), and the share of the target's trigger coordinate (1/j) that BOS's term
+    supplies (per seed and j)."""
+    task, c, spread, share, at_2 = TriggerTask(), [], [], [], []
+    for model in models:
+        ev = evaluate(model, task)
+        j = ev.batch.trigger_pos  # (sequences,)
+        rows = torch.arange(len(j))
+        w = ev.attn[0][rows, 0, j, 0]  # (sequences,): the trigger row's weight on BOS
+        bos_coord = ev.values[0][rows, 0, 0, 1]  # BOS's value, trigger coordinate
+        cj = [(j[j == k] * w[j == k]).mean().item() for k in j.unique()]
+        c.append((j * w).mean().item())
+        spread.append((max(cj) - min(cj)) / c[-1])
+        share += [(w * bos_coord * j)[j == k].mean().item() for k in j.unique()]  # BOS's term / (1/j)
+        at_2.append(w[j == 2].mean().item())
+    return {"c": c, "spread": max(spread), "share": share, "at_2": at_2}
+
+
+def _exercises(result) -> dict:
+    """What the exercises' solutions state: the first softmax model with the trigger moved
+    (1.1), every model on sequences without a trigger (1.2), and every model on the task
+    without BOS (1.3)."""
+    task, out = TriggerTask(), {}
+    soft, relu = result.results["softmax"], result.results["relu"]
+    key_gap, row_gap, bos_trigger, bos_rest = [], [], [], []
+    for j in MOVED:  # 1.1
+        ev = evaluate(soft[0].model, task, trigger_pos=j)
+        a = ev.attn[0][:, 0]  # (sequences, query, key)
+        keys = a[:, j, 1 : j + 1]  # (sequences, keys 1..j)
+        key_gap.append((keys.mean(dim=0) - 1 / j).abs().max().item())
+        row_gap.append((keys - 1 / j).abs().max().item())
+        bos_trigger.append(a[:, j, 0].mean().item())
+        bos_rest.append(ev.summary()["bos_mass_nontrigger"])
+    out |= {
+        "ex1_key_gap": _up(max(key_gap)),
+        "ex1_row_gap": _up(max(row_gap)),
+        "ex1_bos_trigger": _up(max(bos_trigger)),
+        "ex1_bos_rest": _down(min(bos_rest)),
+    }
+    batch = task.sample(1000, generator=torch.Generator().manual_seed(0))  # 1.2
+    n, j = len(batch.trigger_pos), batch.trigger_pos
+    quiet = batch.x.clone()
+    quiet[batch.is_trigger, 1] = 0.0  # no trigger channel ...
+    flagless = quiet.clone()  # ... and, for the variant, no bias channel either
+    quiet[batch.is_trigger, -1] = 1.0
+    q = {"soft_bos": [], "soft_out": [], "relu_mass": [], "relu_out": [], "flag_bos": [], "flag_relu": []}
+    with torch.no_grad():
+        for r in soft:
+            y_hat, (a,) = r.model(quiet)
+            q["soft_bos"].append(a[:, 0, 1:, 0].min().item())  # rows i >= 1
+            q["soft_out"].append(y_hat.abs().max().item())
+            _, (a,) = r.model(flagless)
+            q["flag_bos"].append(a[torch.arange(n), 0, j, 0].mean().item())
+        for r in relu:
+            y_hat, (a,) = r.model(quiet)
+            q["relu_mass"].append(a[:, 0, 1:].sum(dim=-1).max().item())
+            q["relu_out"].append(y_hat.abs().max().item())
+            _, (a,) = r.model(flagless)
+            q["flag_relu"].append(a[torch.arange(n), 0, j].sum(dim=-1).max().item())
+    out |= {
+        "ex2_parked": _down(min(q["soft_bos"])),
+        "ex2_soft_out": _up(max(q["soft_out"])),
+        "ex2_relu_mass": max(q["relu_mass"]),
+        "ex2_relu_out": max(q["relu_out"]),
+        "ex2_flagless_bos": _up(max(q["flag_bos"])),
+        "ex2_flagless_relu": _up(max(q["flag_relu"])),
+    }
+    no_bos = TriggerTask(bos=False)  # 1.3
+    errs = {k: [evaluate(r.model, no_bos).errors for r in result.results[k]] for k in ("softmax", "relu")}
+    sample = no_bos.sample(1000, generator=torch.Generator().manual_seed(EVAL_SEED))  # evaluate's
+    j = sample.trigger_pos
+    seen = (torch.arange(no_bos.seq_len)[None] <= j[:, None]).float()  # (sequences, positions 0..j)
+    scaled = (seen[..., None] * sample.x).sum(dim=1) / j[:, None]  # 1/j times the sum over 0..j
+    target = sample.y[torch.arange(len(j)), j]
+    scale_only = ((scaled - target).pow(2).sum(-1).mean() / target.pow(2).sum(-1).mean()).item()
+    relu_trigger = [e["rel_err_trigger"] for e in errs["relu"]]
+    out |= {
+        "ex3_soft_rest": _down(min(e["rel_err_nontrigger"] for e in errs["softmax"])),
+        "ex3_soft_trigger": _up(max(e["rel_err_trigger"] for e in errs["softmax"])),
+        "ex3_relu_rest": max(e["rel_err_nontrigger"] for e in errs["relu"]),
+        "ex3_relu_trigger": _down(min(relu_trigger)),
+        "ex3_relu_trigger_max": _up(max(relu_trigger)),
+        "ex3_scale_only": scale_only,
+        "_ex3_ratio": (min(relu_trigger) / scale_only, max(relu_trigger) / scale_only),
+    }
+    return out
 
 
 @CHAPTER.measures
 def measures(result) -> dict:
-    """The numbers chapter 1 quotes, from :func:`~attnsink.experiments.single_layer`'s ``result``."""
+    """The numbers chapter 1 quotes, from :func:`~attnsink.experiments.single_layer`'s ``result``.
+    Bounds the text states ("at least", "at most") are rounded to the safe side."""
     runs = pd.DataFrame(result.runs)
     soft, relu = runs[runs.attention == "softmax"], runs[runs.attention == "relu"]
     j = FIGURE_TRIGGER_POS
@@ -25,6 +142,7 @@ def measures(result) -> dict:
     timing = pd.DataFrame(
         [
             {
+                "seed": r.seed,
                 "sink": sink_timing(r.history)["step_sink"],
                 "tenfold": sink_timing(r.history)["step_loss"],
                 "hundredfold": sink_timing(r.history, loss_drop=0.01)["step_loss"],
@@ -34,41 +152,67 @@ def measures(result) -> dict:
         ],
         dtype=float,
     )  # a step that never came is NaN: it comes before nothing
+    timing["seed"] = timing["seed"].astype(int)
+    lead = timing.tenfold - timing.sink
 
     def median(column) -> int | None:
         value = timing[column].median()
         return None if np.isnan(value) else int(value)
 
+    task = TriggerTask()
+    row_min = []  # each softmax head's smallest BOS weight in any single non-trigger row
+    for r in result.results["softmax"]:
+        ev = evaluate(r.model, task)
+        row_min.append(ev.attn[0][:, 0, :, 0][ev.batch.is_nontrigger].min().item())
+    bos = _relu_trigger_bos([r.model for r in result.results["relu"]])
     return {
         "n_seeds": int(len(soft)),
-        "soft_min_bos": float(soft.bos_mass_nontrigger.min()),
-        "soft_max_value_ratio": float(soft.bos_value_ratio.max()),
+        "soft_min_bos": _down(soft.bos_mass_nontrigger.min()),
+        "soft_min_bos_row": _down(min(row_min)),
+        "soft_max_value_ratio": _up(soft.bos_value_ratio.max()),
         "relu_max_mass": float(relu.attn_mass_nontrigger.max()),
         "relu_max_bos": float(relu.bos_mass_nontrigger.max()),
         "all_stopped": bool(runs.stopped_early.all()),
         "soft_steps": int(soft.steps.median()),
         "relu_steps": int(relu.steps.median()),
-        "max_rel_err": float(runs[["rel_err_trigger", "rel_err_nontrigger"]].max().max()),
+        "max_rel_err": _up(runs[["rel_err_trigger", "rel_err_nontrigger"]].max().max()),
         "max_test_linf": float(runs.linf.max()),
+        "test_linf_ratio": float(runs.linf.max() / result.settings.stop_linf),
         "trigger_keys": j,
         "trigger_row_mean": float(row.mean()),
         "trigger_row_spread": float(row.max() - row.min()),
         "relu_trigger_mass": float(relu_row.mean()),
+        "relu_trigger_bos_fig": float(result.figure_attn["relu"][:, j, 0].mean()),
+        "relu_bos_c_min": float(min(bos["c"])),
+        "relu_bos_c_max": float(max(bos["c"])),
+        "relu_bos_c_spread": float(bos["spread"]),
+        "relu_bos_at_2": _up(max(bos["at_2"])),
+        "relu_bos_share_min": float(min(bos["share"])),
+        "relu_bos_share_max": float(max(bos["share"])),
+        "relu_value_ratio_min": float(relu.bos_value_ratio.min()),
+        "relu_value_ratio_max": float(relu.bos_value_ratio.max()),
         "soft_sink_rate": float(soft.sink_rate.min()),
         "relu_sink_rate": float(relu.sink_rate.max()),
         "sink_step": median("sink"),
         "loss_step_10": median("tenfold"),
-        "loss_step_100": median("hundredfold"),
         "n_before_10": int((timing.sink < timing.tenfold).sum()),
-        "n_before_100": int((timing.sink < timing.hundredfold).sum()),
-        "relu_history_max_bos": float(max(np.max(r.history["bos_mass"]) for r in result.results["relu"])),
+        "min_lead": None if lead.isna().any() else int(lead.min()),
+        "relu_history_max_bos": _up(max(np.max(r.history["bos_mass"]) for r in result.results["relu"])),
+        **_exercises(result),
         "_timing": timing,
     }
 
 
-@CHAPTER.claim("softmax-parks", "Every softmax head puts at least 0.95 of each non-trigger row on BOS.", profiles=BOTH)
+@CHAPTER.claim(
+    "softmax-parks",
+    "Every softmax head puts at least 0.99 of every single non-trigger row on BOS, at least 0.999 on average.",
+    profiles=BOTH,
+)
 def _(m):
-    return m["soft_min_bos"] >= 0.95, f"smallest BOS mass {m['soft_min_bos']:.4f}"
+    return (
+        m["soft_min_bos_row"] >= 0.99 and m["soft_min_bos"] >= 0.999,
+        f"smallest row {m['soft_min_bos_row']}, smallest mean {m['soft_min_bos']}",
+    )
 
 
 @CHAPTER.claim(
@@ -96,6 +240,14 @@ def _(m):
 
 
 @CHAPTER.claim(
+    "test-error-twice-threshold",
+    "On 1000 test sequences the largest absolute error is about twice the stopping threshold.",
+)
+def _(m):
+    return 1.5 <= m["test_linf_ratio"] <= 2.5, f"{m['max_test_linf']:.3g}: {m['test_linf_ratio']:.2f} times"
+
+
+@CHAPTER.claim(
     "trigger-row-averages",
     "At the trigger, the softmax head spreads its weight evenly over keys 1 to 7.",
     profiles=BOTH,
@@ -113,6 +265,35 @@ def _(m):
 
 
 @CHAPTER.claim(
+    "relu-bos-at-trigger",
+    "At the trigger row every ReLU head weighs BOS c/j, c between 1 and 2 by seed, changing by under 10% with j.",
+    profiles=BOTH,
+)
+def _(m):
+    return (
+        1 <= m["relu_bos_c_min"] and m["relu_bos_c_max"] <= 2 and m["relu_bos_c_spread"] < 0.1,
+        f"c from {m['relu_bos_c_min']:.2f} to {m['relu_bos_c_max']:.2f}; varies with j by {m['relu_bos_c_spread']:.1%}",
+    )
+
+
+@CHAPTER.claim(
+    "relu-bos-carries-trigger",
+    "BOS's term supplies between a fifth and two fifths of the target's trigger coordinate; "
+    "BOS's value is a third of a content token's.",
+    profiles=BOTH,
+)
+def _(m):
+    return (
+        0.2 <= m["relu_bos_share_min"]
+        and m["relu_bos_share_max"] <= 0.4
+        and 0.25 <= m["relu_value_ratio_min"]
+        and m["relu_value_ratio_max"] <= 0.4,
+        f"share {m['relu_bos_share_min']:.2f} to {m['relu_bos_share_max']:.2f}; "
+        f"value ratio {m['relu_value_ratio_min']:.2f} to {m['relu_value_ratio_max']:.2f}",
+    )
+
+
+@CHAPTER.claim(
     "sinks-by-gu", "By Gu et al.'s threshold every softmax head is a sink and no ReLU head is.", profiles=BOTH
 )
 def _(m):
@@ -121,11 +302,76 @@ def _(m):
     ] == 0, f"softmax {m['soft_sink_rate']:.0%}, ReLU {m['relu_sink_rate']:.0%}"
 
 
-@CHAPTER.claim("sink-forms-early", "The sink forms before the loss has fallen a hundredfold, in every seed.")
+@CHAPTER.claim(
+    "sink-forms-early",
+    "In every seed the sink forms before the loss has fallen tenfold; the median sink step comes first.",
+    profiles=BOTH,
+)
 def _(m):
-    return m["n_before_100"] == m["n_seeds"], f"{m['n_before_100']} of {m['n_seeds']} seeds"
+    ok = m["n_before_10"] == m["n_seeds"] and m["min_lead"] is not None and m["min_lead"] > 0
+    ok = ok and m["sink_step"] is not None and m["loss_step_10"] is not None and m["sink_step"] < m["loss_step_10"]
+    return ok, f"{m['n_before_10']} of {m['n_seeds']} seeds, by at least {m['min_lead']} steps"
 
 
-@CHAPTER.claim("relu-never-parks", "No ReLU head ever puts more than 0.01 on BOS during training.", profiles=BOTH)
+@CHAPTER.claim(
+    "relu-never-parks",
+    "Averaged over each training batch's non-trigger rows, no ReLU head ever puts more than 0.01 on BOS.",
+    profiles=BOTH,
+)
 def _(m):
     return m["relu_history_max_bos"] <= 0.01, f"largest {m['relu_history_max_bos']:.2g}"
+
+
+@CHAPTER.claim(
+    "ex1-averages-anywhere",
+    "Exercise 1.1: wherever the trigger sits, the softmax head gives each key 1..j its 1/j and BOS almost nothing.",
+    profiles=BOTH,
+)
+def _(m):
+    return (
+        m["ex1_key_gap"] < 0.01
+        and m["ex1_row_gap"] < 0.01
+        and m["ex1_bos_trigger"] < 0.01
+        and m["ex1_bos_rest"] > 0.99,
+        f"key gap {m['ex1_key_gap']}, in one row {m['ex1_row_gap']}; BOS {m['ex1_bos_trigger']} at the trigger, "
+        f"{m['ex1_bos_rest']} elsewhere",
+    )
+
+
+@CHAPTER.claim(
+    "ex2-no-trigger",
+    "Exercise 1.2: with no trigger, the softmax heads park every row and the ReLU heads' weights are exactly zero.",
+)
+def _(m):
+    return (
+        m["ex2_parked"] >= 0.99 and m["ex2_soft_out"] < 0.01 and m["ex2_relu_mass"] == 0 and m["ex2_relu_out"] == 0,
+        f"softmax: BOS ≥ {m['ex2_parked']}, output ≤ {m['ex2_soft_out']}; ReLU: mass {m['ex2_relu_mass']:.2g}",
+    )
+
+
+@CHAPTER.claim(
+    "ex2-flagless",
+    "Exercise 1.2: a token with neither flag keeps the ReLU heads nearly off, but no softmax head parks it.",
+    profiles=BOTH,
+)
+def _(m):
+    return (
+        m["ex2_flagless_relu"] < 0.1 and m["ex2_flagless_bos"] < 0.5,
+        f"ReLU row mass ≤ {m['ex2_flagless_relu']}; softmax BOS weight ≤ {m['ex2_flagless_bos']} on average",
+    )
+
+
+@CHAPTER.claim(
+    "ex3-no-bos",
+    "Exercise 1.3: without BOS the softmax heads fail off the trigger, the ReLU heads at it, "
+    "roughly by the 1/j scale alone.",
+)
+def _(m):
+    low, high = m["_ex3_ratio"]
+    holds = m["ex3_soft_rest"] > 0.1 and m["ex3_relu_rest"] == 0 and m["ex3_soft_trigger"] < m["ex3_relu_trigger"]
+    holds = holds and 0.75 <= low and high <= 1.25
+    return holds, (
+        f"softmax: elsewhere ≥ {m['ex3_soft_rest']}, trigger ≤ {m['ex3_soft_trigger']:.2g}; ReLU: elsewhere "
+        f"{m['ex3_relu_rest']:.2g}, trigger {m['ex3_relu_trigger']} to {m['ex3_relu_trigger_max']} "
+        f"(scale alone {m['ex3_scale_only']:.3f})"
+    )
