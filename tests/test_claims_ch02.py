@@ -73,6 +73,18 @@ GOOD = {  # the full runs' measures, as the chapter quotes them
     "_relu_below": True,
     "_relu_nb_mse": 7.6e-8,
     "nb_floor": 4.3e-4,
+    "_markov_max": -0.05,
+    "_tube_1": 0.0011754,
+    "_tube_formula": 0.0011754,
+    "_ex1_holds": True,
+    "_ex1_ratio_min": 0.69,
+    "_ex1_ratio_max": 1.0,
+    "_ex1_d_max": 0.029,
+    "_ex1_trig": 0.98,
+    "_ex1_rest": 7.4e-5,
+    "_ex3_moves": True,
+    "_ex3_trig": 2.3e-12,
+    "_ex3_over": 56.0,
 }
 
 BREAKS = {  # claim -> a change of the measures that makes it false
@@ -103,6 +115,10 @@ BREAKS = {  # claim -> a change of the measures that makes it false
     "cap-zero-gives-up-the-trigger": {"d_cap0": 0.5},
     "no-bos-above-floors": {"_nb_above": False},
     "relu-beats-the-simplex-floor": {"_relu_below": False},
+    "markov-not-exercised": {"_markov_max": -0.045},
+    "tube-is-thin": {"_tube_1": 0.0013, "_tube_formula": 0.0013},
+    "exercise-shrunk-values": {"_ex1_d_max": 0.06},
+    "exercise-capped-hand-built": {"_ex3_over": 5.0},
 }
 
 
@@ -140,6 +156,14 @@ def test_more_branches_fail():
         ("certificate-allows-every-head", {"_trained_room_min": 90.0}),
         ("certificate-holds-on-test", {"below_max": 0.001}),
         ("proof-steps-hold", {"_steps_worst": {**GOOD["_steps_worst"], "lemma": 1e-5}}),
+        ("tube-is-thin", {"_tube_formula": 0.0011}),
+        ("exercise-shrunk-values", {"_ex1_holds": False}),
+        ("exercise-shrunk-values", {"_ex1_ratio_min": 0.4}),
+        ("exercise-shrunk-values", {"_ex1_ratio_max": 1.01}),
+        ("exercise-shrunk-values", {"_ex1_trig": 0.8}),
+        ("exercise-shrunk-values", {"_ex1_rest": 2e-3}),
+        ("exercise-capped-hand-built", {"_ex3_moves": False}),
+        ("exercise-capped-hand-built", {"_ex3_trig": 1e-8}),
     ]:
         assert not run[cid].run({**GOOD, **change})[0], (cid, change)
 
@@ -223,7 +247,8 @@ def made_up():
     )
     checks = pd.DataFrame(
         {
-            "fraction leaking": [0.01, 0.04],
+            "intended share": [0.01, 0.04],
+            "fraction leaking": [0.0108, 0.0395],
             "eta": [6e-6, 2.4e-5],
             "sequences violating": [0.01, 0.0],
             "sequences with E > eta/delta": [0.01, 0.035],
@@ -283,8 +308,28 @@ def made_up():
             "MSE floor": [4.3e-4] * 3,
         }
     )
+    shrunk = {"rel_err_trigger": 0.98, "rel_err_nontrigger": 1e-4, "holds": True}
+    shrunk |= {"ratio_min": 0.69, "ratio_max": 0.9999, "d_max": 0.0283}
+    ex_capped = pd.DataFrame(
+        {
+            "cap": [0.5, 0.9, 0.99],
+            "mse": [0.026, 1.0e-3, 1.0e-5],
+            "MSE floor": [2.5e-4, 1.8e-5, 1.8e-7],
+            "rel_err_trigger": [2e-12, 2.2e-12, 2.3e-12],
+            "rel_err_nontrigger": [0.3, 0.01, 1e-4],
+        }
+    )
+    exercises = {"shrunk": shrunk, "capped": ex_capped}
     return dict(
-        family=family, rows=_rows(), checks=checks, steps=steps, cert=cert, tight=tight, capped=_capped(), no_bos=no_bos
+        family=family,
+        rows=_rows(),
+        checks=checks,
+        steps=steps,
+        cert=cert,
+        tight=tight,
+        capped=_capped(),
+        no_bos=no_bos,
+        exercises=exercises,
     )
 
 
@@ -294,6 +339,9 @@ def test_chapter_2_measures_read_the_made_up_frames():
     assert (m["n_rows"], m["n_violations"], m["_below_floor"]) == (6, 0, 0)
     assert m["hand_ratio"] == pytest.approx(1.1) and m["_random_min_d"] == 1.0 and m["random_floor"] == 0.2
     assert m["_leak_teeth"] == [0.01, 0.0] and m["leak_violating_max"] == "1.0%"
+    assert m["leak_widest_share"] == "4.0%" and m["_markov_max"] == pytest.approx(-0.05)
+    assert (m["ex1_d_max"], m["ex1_ratio_min"], m["ex3_trig"], m["ex3_over"]) == ("0.029", "0.69", "2.3 × 10⁻¹²", "55")
+    assert m["tube_1"] == "0.0012" and m["_tube_1"] == pytest.approx(m["_tube_formula"])
     assert m["_steps_worst"]["convex"] == pytest.approx(2e-7) and m["_steps_worst"]["triangle"] == pytest.approx(1e-7)
     assert (m["cert_n"], m["cert_min"], m["every_min"], m["floor_min"]) == (2, "0.915", "0.949", "0.70")
     assert m["se_sigmas"] == 20 and m["se_max"] == "1.0%"  # 0.2 / 0.01: the second head's
@@ -344,6 +392,7 @@ def test_the_analyses_run_on_small_inputs(monkeypatch, tmp_path):
     assert steps["lemma |y0 - u0|"].max() <= 1e-6 and steps["min triangle slack"].min() >= -1e-5
     checks = ch02.corollary_checks(task, n=2000)
     assert checks["violating within heavy"].all()
+    assert (checks["fraction leaking"] - checks["intended share"]).abs().max() < 0.01
     cert = ch02.certify(trained, task, n=500)
     assert (
         cert["certified BOS weight at position 1"].iloc[0] > 0.9
@@ -373,3 +422,10 @@ def test_capped_and_no_bos_runs_get_their_floors():
     )
     nb = ch02.no_bos_runs(vr)
     assert list(nb.attention) == ["softmax", "relu_visible"] and nb["bound on rel_err_trigger"].iloc[0] > 0
+
+
+def test_the_exercises_runs_match_what_their_solutions_find():
+    ex = ch02.exercise_runs(TriggerTask())
+    assert ex["shrunk"]["holds"] and ex["shrunk"]["d_max"] < 0.05 and ex["shrunk"]["rel_err_trigger"] > 0.9
+    c = ex["capped"]
+    assert list(c.cap) == [0.5, 0.9, 0.99] and (c.mse > c["MSE floor"]).all()
