@@ -15,6 +15,13 @@ from attnsink.model import AttentionModel
 
 GOOD = {
     "simplex_min_bos": 0.998,
+    "simplex_min_row_bos": 0.9976,
+    "unused_min_row_bos": 0.9936,
+    "_parks_min_bos": 0.83,
+    "_gated_max_bos": 0.36,
+    "nb_bound_at_solved": 0.0052,
+    "nb_bound_exact": 0.32,
+    "_clipped_stopped": 0,
     "clip_floor": 0.761,
     "clip_err_term": 0.0005,
     "_clip_slack": 0.0006,
@@ -56,6 +63,11 @@ GOOD = {
 
 BREAKS = {
     "simplex-sinks": {"simplex_min_bos": 0.85},
+    "simplex-sinks-every-row": {"simplex_min_row_bos": 0.85},
+    "sinks-by-threshold": {"_gated_max_bos": 0.5},
+    "off-still-sinks-every-row": {"unused_min_row_bos": 0.85},
+    "floor-allows-solved": {"nb_bound_at_solved": 0.011},
+    "clipped-never-stops": {"_clipped_stopped": 1},
     "partial-sink": {"_clip_slack": -0.01},
     "relu-no-sink": {"relu_max_bos": 0.02},
     "relu-bos-zero": {"relu_max_bos": 1e-4},
@@ -81,6 +93,9 @@ MORE_BREAKS = [  # the other branches of claims that check several numbers
     ("partial-sink", {"_clip_a00": False}),
     ("partial-sink", {"_clipped_min_bos": 0.7}),  # below the floor less its error term
     ("gated-half", {"_gated_min_share": 0.5}),
+    ("sinks-by-threshold", {"_parks_min_bos": 0.49}),
+    ("sinks-by-threshold", {"relu_max_bos": 0.5}),
+    ("floor-allows-solved", {"nb_bound_exact": 0.009}),
     ("simplex-fail", {"simplex_nb_min_err": 0.05}),
     ("simplex-fail", {"_below_mse_floor": 1}),
     ("simplex-lose-the-noise", {"_noise_gap": 0.1}),
@@ -113,6 +128,7 @@ def test_the_rules_constants_are_the_ones_the_text_derives():
     assert c["rows_ratio"] == 15 and c["solved_pct"] == "1%"
     assert 0 < c["others_share"] < c["noise_share"] < 1  # the trigger's own noise is part of it
     assert c["scale_floor_vis"] > 0.01 and c["scale_floor_relu_nb"] > 0.01 and c["nb_mse_floor"] > 0
+    assert c["nb_bound_at_solved"] < 0.01 < c["nb_bound_exact"] and c["sink_mass"] == "0.5"
 
 
 # ---- a made-up run of every rule ----
@@ -141,7 +157,7 @@ def _row(rule, bos, seed):
         "rel_err_nontrigger": 0.0007 if fails else 1e-5,
         "mse": 0.01 if fails else 1e-6,
         "steps": 50_000 if rule == "sigmoid" else 600 + seed,
-        "stopped_early": rule != "sigmoid",
+        "stopped_early": rule not in ("sigmoid", "clipped_softmax"),
     }
 
 
@@ -178,6 +194,9 @@ def test_chapter_6_measures_read_the_runs(monkeypatch):
     assert m["relu_max_bos"] == 0 and m["unused_min_bos"] == pytest.approx(0.99)
     assert m["phantom"] == pytest.approx(1 - 0.994)  # softmax1's second seed keeps the least
     assert m["gated_mass"] == pytest.approx(0.35) and m["_gated_min_share"] == 1.0
+    assert m["gated_bos"] == pytest.approx(0.35) and m["_gated_max_bos"] == pytest.approx(0.35)
+    assert m["_parks_min_bos"] == pytest.approx(0.8) and m["_clipped_stopped"] == 0 and m["nb_seeds"] == 2
+    assert 0 <= m["simplex_min_row_bos"] <= 1 and 0 <= m["unused_min_row_bos"] <= 1  # untrained heads
     assert m["sigmoid_gap"] == pytest.approx(0.01) and m["sigmoid_stopped"] == 0 and m["n_seeds"] == 2
     assert (m["sigmoid_steps"], m["relu_steps"], m["step_budget"]) == (50_000, 600, 50_000)
     assert m["simplex_nb_min_err"] == pytest.approx(0.42) and m["simplex_nb_errs"] == "0.420 to 0.421"
@@ -188,8 +207,9 @@ def test_chapter_6_measures_read_the_runs(monkeypatch):
     assert m["_scale_margin"] > 0  # untrained heads output about nothing: far above the floor
     report = claims.run_claims("ch6", "full", result)
     failed = {r["id"] for r in report.rows if not r["holds"]}
-    # the made-up partial head breaks the inequality, and its sigmoid heads leave 0.01 off BOS
-    assert failed == {"partial-sink", "sigmoid-on-bos"}
+    # the made-up partial head breaks the inequality, its sigmoid heads leave 0.01 off BOS, and
+    # the untrained models (read row by row) do not sink
+    assert failed == {"partial-sink", "sigmoid-on-bos", "simplex-sinks-every-row", "off-still-sinks-every-row"}
 
 
 def test_a_simplex_run_below_the_corollarys_floor_is_counted(monkeypatch):
