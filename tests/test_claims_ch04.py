@@ -44,6 +44,19 @@ GOOD = {
     "_exact_bos": 0.5,
     "_exact_triggers": 14,
     "exact_float64_error": 10.1,
+    "exact_heads": 15,
+    "exact_weights": 1.743e17,
+    "exact_largest": 2.846e16,
+    "exact_update_max": 0.93,
+    "exact_float64_nontrigger": 7.48,
+    "exact_float64_spacing": 4,
+    "alpha_float_sum": -0.25,
+    "float64_common": 7.48,
+    "float64_common_n": 12,
+    "float64_common_j_lo": 2,
+    "float64_common_j_hi": 13,
+    "_float64_common_where": "14, bias",
+    "_float64_common_contiguous": True,
     "exact_over_floor": 6.7,
     "_floors": FLOORS,
     "floor_099": 0.045,
@@ -57,7 +70,9 @@ GOOD = {
     "_three_formula": True,
     "floor_three": 4,
     "floor_found_lo": 1.1,
-    "floor_found_hi": 2.25,
+    "floor_found_hi": 3.835,
+    "_found_grows": True,
+    "found_L_hi": 16,
     "_gaps": GAPS,
     "least4_099": "2.05",
     "_random_violations": 0,
@@ -82,11 +97,17 @@ GOOD = {
     "big_layer_move_lo": 0.69,
     "big_layer_move_hi": 0.97,
     "big_update": 0.0015,
+    "big_within": 2.2,
+    "_big_layers": 20,
+    "big_across": 590.0,
     "_least_largest_bos": 0.9945,
     "_sink_every_layer": True,
     "price_soft_nontrigger_row": 0.999,
     "price_soft_trigger_row": 0.79,
     "price_soft_trigger_seeds": 1,
+    "price_soft_seeds": 5,
+    "price_soft_trigger_bos": 0.67,
+    "_price_soft_trigger_bos": 0.6635,
     "cost_half": 1.8e6,
     "cost_34": 3174.0,
     "cost_09": 45.2,
@@ -96,6 +117,10 @@ GOOD = {
     "price_two_err": 6.8e-12,
     "price_soft_err": 1.5e-5,
     "price_relu_off": 3.8e-4,
+    "price_relu_err": 2.06e-5,
+    "price_relu_lo": 2.59,
+    "price_relu_hi": 8.28,
+    "price_relu_path_least": 40.9,
 }
 
 
@@ -113,14 +138,21 @@ BREAKS = {  # claim -> a change of the measures that makes it false
     "cancel-no-sink": {"_cancel_nontrig_bos": 0.6},
     "cancel-sinks-at-trigger": {"_cancel_trig_bos": 0.999},
     "exact-is-exact": {"_exact_error": 1e-30},
-    "exact-fails-in-float64": {"exact_float64_error": 0.3},
+    "exact-fails-in-float64": {"exact_update_max": 1.2},
     "exact-pays-the-floor": {"exact_over_floor": 0.9},
     "floor-table": {"floor_099": 2.5},
     "fewest-heads": {"_floors": FLOORS.assign(**{"fewest heads": [15, 14, 14, 14]})},
     "floor-superexponential": {"_ratios_grow": False},
     "floor-near-one": {"theta_two_4": 0.9},
     "three-is-tight": {"_three": [4.04, 4.004, 4.1]},
-    "floor-close-at-half": {"floor_found_hi": 3.0},
+    "floor-close-at-half": {"floor_found_hi": 4.2},
+    "exact-weights": {"exact_weights": 1.9e17},
+    "float64-uniform-rows": {"exact_float64_nontrigger": 0.5},
+    "float64-same-error": {"_float64_common_where": "14, noise"},
+    "cancel-across-layers": {"big_within": 3.5},
+    "trigger-seeds": {"price_soft_trigger_seeds": 2},
+    "trigger-mean-under-cap": {"_price_soft_trigger_bos": 0.68},
+    "relu-cheap": {"price_relu_path_least": 7.0},
     "gap-grows-with-theta": {"_gaps": _gaps(**{"least weight ≥": (4, 4.0)})},
     "price-above-two": {"_gaps": _gaps(**{"least weight ≥": (1, 1.9)})},
     "anchor-holds-random": {"_random_violations": 1},
@@ -161,6 +193,24 @@ def test_claims_catch_more_than_one_way_to_fail():
     ]
     assert not by_id["big-diffuse"].run({**GOOD, "big_seeds": 0, "big_diffuse_seeds": 0})[0]
     assert not by_id["exact-is-exact"].run({**GOOD, "_exact_bos": 0.51})[0]
+    assert not by_id["exact-fails-in-float64"].run({**GOOD, "exact_float64_error": 0.3})[0]
+    assert not by_id["exact-weights"].run({**GOOD, "exact_largest": 3.1e16})[0]
+    assert not by_id["exact-weights"].run({**GOOD, "exact_heads": 14})[0]
+    assert not by_id["float64-uniform-rows"].run({**GOOD, "alpha_float_sum": 0.0})[0]
+    assert not by_id["float64-same-error"].run({**GOOD, "float64_common_j_hi": 12, "float64_common_n": 11})[0]
+    assert not by_id["float64-same-error"].run({**GOOD, "float64_common": 5.0})[0]  # not the non-trigger error
+    assert not by_id["floor-close-at-half"].run({**GOOD, "_found_grows": False})[0]
+    assert not by_id["cancel-across-layers"].run({**GOOD, "big_across": 100.0})[0]
+    assert not by_id["cancel-across-layers"].run({**GOOD, "_big_layers": 0})[0]
+    assert not by_id["trigger-seeds"].run({**GOOD, "price_soft_seeds": 4})[0]
+    assert not by_id["trigger-mean-under-cap"].run({**GOOD, "price_soft_trigger_row": 0.74})[0]
+    assert not by_id["relu-cheap"].run({**GOOD, "price_relu_path_least": math.nan})[0]
+    assert not by_id["relu-cheap"].run({**GOOD, "price_relu_err": 3e-5})[0]
+
+
+def test_at_most_rounds_up_and_sig_rounds():
+    assert ch04._at_most(0.6635) == 0.67 and ch04._at_most(2.14) == 2.2 and ch04._at_most(0.66) == 0.66
+    assert ch04._sig(1.7429e17) == 1.7e17 and ch04._sig(2.846e16) == 2.8e16 and ch04._sig(3.835) == 3.8
 
 
 def test_at_least_rounds_down():
@@ -188,6 +238,10 @@ def test_the_exact_layer_on_short_sequences():
     assert list(t["trigger j"]) == [2, 3, 4]
     assert (t["largest |error|"] == 0).all() and (t["largest BOS weight, rows i ≥ 1"] <= 0.5).all()
     assert (t["largest |error| in float64"] < 1e-9).all()  # small weights: float64 is fine
+    assert (t["largest |update| needed"] <= 1).all() and (
+        t["_float64 non-trigger"] <= t["largest |error| in float64"]
+    ).all()
+    assert all(w.split(", ")[1] in ("BOS", "trigger", "noise", "bias") for w in t["float64: at row, channel"])
 
 
 def test_least_weight_bounds_bracket_the_exact_answer_at_length_3():
@@ -253,7 +307,18 @@ def test_the_head_measures_read_made_up_tables():
         {"(sequence, row, head) triples": [10, 20], "violations": [0, 0], "largest slack": [1e-7, 2e-7]}
     )
     cancel_terms = pd.DataFrame({"moved": [0.9, 0.8287], "violated": [False, False], "layer_moved": [0.0, 0.0]})
-    terms = pd.DataFrame({"violated": [False] * 7})
+    # one 4 x 4 layer (seed 0, layer 0) of two heads, two rows: heads' moves 0.3 + 0.2 and 0.1 + 0.1
+    terms = pd.DataFrame(
+        {
+            "model": ["4 x 4"] * 4 + ["2 x 2"] * 3,
+            "seed": [0] * 7,
+            "layer": [0] * 7,
+            "head": [0, 0, 1, 1, 0, 0, 0],
+            "moved": [0.3, 0.1, 0.2, 0.1, 0.0, 0.0, 0.0],
+            "layer_moved": [0.25, 0.1, 0.25, 0.1, 0.0, 0.0, 0.0],
+            "violated": [False] * 7,
+        }
+    )
     m = ch04._heads(checks, cancel_terms, terms, per_head, summary, fake_heads())
     assert (m["random_pairs"], m["random_slack"], m["trained_pairs"]) == (30, 2e-7, 7)
     assert m["cancel_move"] == 0.82 and m["cancel_layer_move"] == 0
@@ -261,6 +326,8 @@ def test_the_head_measures_read_made_up_tables():
     assert m["small_max_move"] == 0.004 and m["_small_min_out"] == 0.1 and m["small_update"] == 3e-4
     assert (m["big_seeds"], m["big_diffuse_seeds"], m["big_least_D"], m["big_diffuse_move"]) == (2, 1, 0.18, 0.31)
     assert (m["big_layer_move_lo"], m["big_layer_move_hi"], m["big_update"]) == (0.7, 0.8, 2e-3)
+    assert m["big_within"] == pytest.approx(2.0) and m["_big_layers"] == 1  # (0.5 + 0.2) / 2 over (0.25 + 0.1) / 2
+    assert m["big_across"] == 350  # the second 4 x 4 seed: 0.7 / 2e-3
     assert m["_least_largest_bos"] == 0.95 and m["_sink_every_layer"]
     assert m["quick_lr"] == "0.001" and m["_full_recipe"] == (1e-4, 50_000)
 
@@ -289,6 +356,8 @@ def test_the_budget_measures_read_made_up_tables():
     assert (m["price_soft_trigger_seeds"], m["price_soft_seeds"]) == (1, 2)
     assert m["price_soft_trigger_bos"] == pytest.approx(0.3) and m["price_relu_off"] == 0.002
     assert (m["price_two_err"], m["_two_weight"], m["price_relu_err"]) == (1e-9, 2.0, 3e-5)
+    # the cheapest path at the ReLU error 3e-5 is the cap 0.9: 10 x 10^(log10(1e-3 / 3e-5) / 4)
+    assert m["price_relu_path_least"] == pytest.approx(10 * 10 ** (math.log10(1e-3 / 3e-5) / 4))
 
 
 def test_cap_rows_reads_the_largest_weight_row_by_row(monkeypatch):

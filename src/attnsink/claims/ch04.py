@@ -53,9 +53,11 @@ def price_floor(seq_len: int, theta: float) -> float:
 
 def run_exact_layer(c, alpha, *, d: int = 16, seed: int = 0) -> pd.DataFrame:
     """The exact layer (logits ``c``, value weights ``alpha``) on one sequence per trigger
-    position, its noise on a grid of 1/1000: per trigger ``j``, the largest absolute error in
-    exact arithmetic, the largest weight a head puts on BOS at a row ``i >= 1``, and the
-    largest absolute error of the same layer run in float64."""
+    position, its noise on a grid of 1/1000: per trigger ``j``, the largest entry of the update
+    the trigger row must add (every other row must add 0), the largest absolute error in
+    exact arithmetic, the largest weight a head puts on BOS at a row ``i >= 1``, the largest
+    absolute error of the same layer run in float64 and where it sits (row, channel); hidden
+    (``_``): the largest float64 error at the non-trigger rows."""
     L = len(c) + 1
     rng = np.random.default_rng(seed)
     rows = []
@@ -72,12 +74,18 @@ def run_exact_layer(c, alpha, *, d: int = 16, seed: int = 0) -> pd.DataFrame:
         error = max(abs(u - (target[k] if i == j else 0)) for i, row in enumerate(update) for k, u in enumerate(row))
         in_float = cancelling_layer_float(x, j, c, alpha)
         exact = np.array([[float(u) for u in row] for row in update])
+        off = np.abs(in_float - exact)  # (row, channel)
+        at_row, at_channel = np.unravel_index(off.argmax(), off.shape)
+        channel = {0: "BOS", 1: "trigger", d - 1: "bias"}.get(int(at_channel), "noise")
         rows.append(
             {
                 "trigger j": j,
+                "largest |update| needed": float(max(abs(v) for v in target)),
                 "largest |error|": float(error),
                 "largest BOS weight, rows i ≥ 1": float(max(w for head in bos for w in head[1:])),
-                "largest |error| in float64": float(np.abs(in_float - exact).max()),
+                "largest |error| in float64": float(off.max()),
+                "float64: at row, channel": f"{int(at_row)}, {channel}",
+                "_float64 non-trigger": float(np.delete(off, j, axis=0).max()),
             }
         )
     return pd.DataFrame(rows)
@@ -223,19 +231,41 @@ def _at_least(x: float, digits: int = 2) -> float:
     if x <= 0 or not math.isfinite(x):
         return x
     scale = 10 ** (digits - 1 - math.floor(math.log10(x)))
-    return math.floor(x * scale) / scale
+    return math.floor(round(x * scale, 9)) / scale  # round: 0.7 / 0.002 stays 350
+
+
+def _at_most(x: float, digits: int = 2) -> float:
+    """``x`` rounded up to ``digits`` significant figures: an upper bound stays one when the
+    text rounds it (0.6635 -> 0.67, not 0.66)."""
+    if x <= 0 or not math.isfinite(x):
+        return x
+    scale = 10 ** (digits - 1 - math.floor(math.log10(x)))
+    return math.ceil(round(x * scale, 9)) / scale  # round: 0.1 + 0.2 stays 0.3
+
+
+def _sig(x: float, digits: int = 2) -> float:
+    """``x`` rounded to ``digits`` significant figures, as a sentence that states it exactly
+    quotes it (1.743e17 -> 1.7e17)."""
+    if x == 0 or not math.isfinite(x):
+        return x
+    return round(x, digits - 1 - math.floor(math.log10(abs(x))))
 
 
 def _construction(cancel, exact, alpha, floors, gaps) -> dict:
     """The cancelling constructions and the price of cancelling (sections 2 and 3)."""
     F = cancellation_weight_floor
     weights = float(sum(abs(a) for a in alpha))
-    found = [float(sum(abs(a) for a in cancelling_layer(n, extremal_logits(n, 0.5)))) / F(n, 0.5) for n in range(4, 11)]
+    found = [
+        float(sum(abs(a) for a in cancelling_layer(n, extremal_logits(n, 0.5)))) / F(n, 0.5) for n in FOUND_LENGTHS
+    ]
     three = [float(sum(abs(a) for a in cancelling_layer(3, [Fraction(1, 10**k), Fraction(2)]))) for k in range(2, 9)]
     heavy = math.factorial(15) ** (1 / 14)
     gap = gaps.set_index(["L", "cap θ"])
     below_two = [th for th in np.linspace(0.5, 0.999, 500) if F(4, th) < 2]
     near = 1 - 1e-9  # theta -> 1: 0 for even L, 2 (L-1)! / (L-1)^(L-2) for odd L
+    where = exact["float64: at row, channel"]
+    common = exact.groupby([where, exact["largest |error| in float64"]])["trigger j"].agg(list)
+    (common_where, common_err), common_j = max(common.items(), key=lambda kv: len(kv[1]))
     return {
         "cancel_err": float(cancel["largest |error|"].iloc[-1]),
         "_cancel_falls": bool((cancel["largest |error|"].diff().dropna() < 0).all()),
@@ -249,6 +279,16 @@ def _construction(cancel, exact, alpha, floors, gaps) -> dict:
         "_exact_bos": float(exact["largest BOS weight, rows i ≥ 1"].max()),
         "_exact_triggers": len(exact),
         "exact_float64_error": float(exact["largest |error| in float64"].max()),
+        "exact_update_max": float(exact["largest |update| needed"].max()),
+        "exact_float64_nontrigger": float(exact["_float64 non-trigger"].max()),
+        "float64_common": float(common_err),
+        "float64_common_n": len(common_j),
+        "float64_common_j_lo": int(min(common_j)),
+        "float64_common_j_hi": int(max(common_j)),
+        "_float64_common_where": common_where,
+        "_float64_common_contiguous": sorted(common_j) == list(range(min(common_j), max(common_j) + 1)),
+        "exact_float64_spacing": int(np.spacing(float(max(abs(a) for a in alpha)))),
+        "alpha_float_sum": float(sum(Fraction(float(a)) for a in alpha)),
         "exact_over_floor": weights / F(16, 0.5),
         "floor_half": F(16, 0.5),
         "floor_09": F(16, 0.9),
@@ -261,6 +301,8 @@ def _construction(cancel, exact, alpha, floors, gaps) -> dict:
         "floor_found_lo": min(found),
         "floor_found_hi": max(found),
         "_found": found,
+        "_found_grows": all(b > a for a, b in zip(found, found[1:])),
+        "found_L_hi": FOUND_LENGTHS[-1],
         "_gaps": gaps,
         **{f"gap6_{k}": float(gap.loc[(6, th), "least ÷ F_L ≥"]) for k, th in _GAP_KEYS.items() if th < 0.99},
         "gap6_099": _at_least(gap.loc[(6, 0.99), "least ÷ F_L ≥"]),
@@ -280,6 +322,24 @@ def _construction(cancel, exact, alpha, floors, gaps) -> dict:
 
 
 _GAP_KEYS = {"half": 0.5, "34": 0.75, "09": 0.9, "099": 0.99}
+FOUND_LENGTHS = tuple(range(4, 17))
+"""The lengths at which the chapter compares an exact layer's weight with ``F_L(1/2)``."""
+
+
+def _within_layers(terms: pd.DataFrame, model: str) -> pd.DataFrame:
+    """Per (seed, layer) of ``model``: the mean, over the non-trigger rows of the test
+    sequences, of the sum of the heads' moves and of the layer's move (the length of the
+    sum of the heads' moves), and their ratio (1: the heads do not cancel one another)."""
+    t = terms[terms["model"] == model]
+    if t.empty:
+        return pd.DataFrame(columns=["seed", "layer", "heads' moves", "layer's move", "ratio"])
+    # head_bound_terms lists the same rows, in the same order, for every head of a layer
+    t = t.assign(_row=t.groupby(["seed", "layer", "head"]).cumcount())
+    rows = t.groupby(["seed", "layer", "_row"]).agg(moves=("moved", "sum"), layer=("layer_moved", "first"))
+    per = rows.groupby(level=["seed", "layer"]).mean()
+    return pd.DataFrame(
+        {"heads' moves": per["moves"], "layer's move": per["layer"], "ratio": per["moves"] / per["layer"]}
+    ).reset_index()
 
 
 def _heads(checks, cancel_terms, terms, per_head, summary, heads) -> dict:
@@ -288,6 +348,8 @@ def _heads(checks, cancel_terms, terms, per_head, summary, heads) -> dict:
     big = summary[summary["model"] == model_name(4, 4)]
     two = summary[summary["model"] == model_name(2, 2)]
     diffuse = big[big["diffuse"] > 0]
+    within = _within_layers(terms, model_name(4, 4))
+    across = big["largest layer move"] / big["mean |update|, non-trigger rows"]
     soft2 = heads[(heads.attention == "softmax") & (heads.n_layers == 2)]
     kinds = small["kind"].value_counts()
     return {
@@ -316,6 +378,9 @@ def _heads(checks, cancel_terms, terms, per_head, summary, heads) -> dict:
         "big_layer_move_lo": float(big["largest layer move"].min()),
         "big_layer_move_hi": float(big["largest layer move"].max()),
         "big_update": float(big["mean |update|, non-trigger rows"].max()),
+        "big_within": _at_most(float(within["ratio"].max())) if len(within) else math.nan,
+        "_big_layers": len(within),
+        "big_across": _at_least(across.min()) if len(across) else math.nan,
         "_least_largest_bos": float(summary["largest BOS mass"].min()),
         "_sink_every_layer": bool((soft2.groupby(["seed", "layer"]).bos_mass_nontrigger.max() > 0.5).all()),
         "quick_lr": f"{MULTI_LAYER['quick'].lr:g}",
@@ -331,6 +396,8 @@ def _budget(front, models, rows, heads) -> dict:
     two = models[models["model"].str.startswith("prop-cancel")]
     e_soft = float(soft2["rel_err_trigger"].max())
     costs = {th: weight_for(p, e_soft) for th, p in front.groupby("theta")}
+    e_relu = float(relu["rel_err_trigger"].max()) if len(relu) else math.nan
+    relu_costs = [weight_for(p, e_relu) for _, p in front.groupby("theta")]
     soft_heads = heads[(heads.attention == "softmax") & (heads.n_layers == 2)]
     relu_heads = heads[heads.attention == "relu"]
     return {
@@ -341,7 +408,8 @@ def _budget(front, models, rows, heads) -> dict:
         "price_soft_trigger_row": float(rows["trigger"].max()),
         "price_soft_trigger_seeds": int((rows["trigger"] > 0.5).sum()),
         "price_soft_seeds": len(rows),
-        "price_soft_trigger_bos": float(soft_heads.trigger_bos_weight.max()),
+        "price_soft_trigger_bos": _at_most(float(soft_heads.trigger_bos_weight.max())),
+        "_price_soft_trigger_bos": float(soft_heads.trigger_bos_weight.max()),
         "cost_half": costs.get(0.5, math.nan),
         "cost_34": costs.get(0.75, math.nan),
         "cost_09": costs.get(0.9, math.nan),
@@ -357,6 +425,7 @@ def _budget(front, models, rows, heads) -> dict:
         "price_relu_err": float(relu["rel_err_trigger"].max()),
         "price_relu_lo": float(relu["value weight"].min()),
         "price_relu_hi": float(relu["value weight"].max()),
+        "price_relu_path_least": min(relu_costs) if relu_costs else math.nan,
     }
 
 
@@ -418,10 +487,52 @@ def _(m):
 
 
 @CHAPTER.claim(
-    "exact-fails-in-float64", "In float64 the same layer errs by more than 1, against targets at most 1.", profiles=BOTH
+    "exact-weights", "The 15 value weights |α_h| add up to 1.7 × 10¹⁷; the largest is 2.8 × 10¹⁶.", profiles=BOTH
 )
 def _(m):
-    return m["exact_float64_error"] > 1, f"largest error {m['exact_float64_error']:.3g}"
+    w, top = m["exact_weights"], m["exact_largest"]
+    ok = m["exact_heads"] == 15 and _sig(w) == 1.7e17 and _sig(top) == 2.8e16
+    return ok, f"{m['exact_heads']} heads; sum {w:.4g}; largest {top:.4g}"
+
+
+@CHAPTER.claim(
+    "exact-fails-in-float64",
+    "In float64 the same layer errs by more than 1, against updates whose entries are at most 1 in size.",
+    profiles=BOTH,
+)
+def _(m):
+    err, need = m["exact_float64_error"], m["exact_update_max"]
+    return err > 1 >= need, f"largest error {err:.3g}; largest update entry {need:.3g}"
+
+
+@CHAPTER.claim(
+    "float64-uniform-rows",
+    "In float64 the non-trigger rows, which add exactly 0, err by more than 1: float64 numbers near the "
+    "largest weight are 4 apart, and the weights rounded to float64 no longer sum to 0.",
+    profiles=BOTH,
+)
+def _(m):
+    err, gap, total = m["exact_float64_nontrigger"], m["exact_float64_spacing"], m["alpha_float_sum"]
+    ok = err > 1 and gap == 4 and total != 0
+    return ok, f"non-trigger error up to {err:.3g}; spacing {gap:g}; rounded weights sum to {total:g}"
+
+
+@CHAPTER.claim(
+    "float64-same-error",
+    "For every trigger from j = 2 to 13 the largest float64 error is the same, in the bias channel of row 14, "
+    "a non-trigger row of each of these sequences.",
+    profiles=BOTH,
+)
+def _(m):
+    row, channel = m["_float64_common_where"].split(", ")
+    lo, hi, n = m["float64_common_j_lo"], m["float64_common_j_hi"], m["float64_common_n"]
+    ok = (
+        (lo, hi, int(row), channel) == (2, 13, 14, "bias")
+        and m["_float64_common_contiguous"]
+        and n == hi - lo + 1
+        and m["float64_common"] == m["exact_float64_nontrigger"]
+    )
+    return ok, f"j = {lo}..{hi} ({n} triggers): {m['float64_common']:.4g} at row {row}, {channel}"
 
 
 @CHAPTER.claim("exact-pays-the-floor", "The exact layer's weight is above the floor, a few times it.", profiles=BOTH)
@@ -489,12 +600,14 @@ def _(m):
 
 @CHAPTER.claim(
     "floor-close-at-half",
-    "With θ = 1/2 and L = 4 to 10, exact layers at the test function's peaks pay 1.1 to 2.2 times F_L.",
+    "With θ = 1/2 and L = 4 to 16, exact layers at the test function's peaks pay 1.1 to 3.8 times F_L, "
+    "a factor that grows with L.",
     profiles=BOTH,
 )
 def _(m):
     lo, hi = m["floor_found_lo"], m["floor_found_hi"]
-    return 1 < lo and hi < 2.5, f"{lo:.3f} to {hi:.3f}"
+    ok = 1 < lo and _sig(lo) == 1.1 and _sig(hi) == 3.8 and m["_found_grows"] and m["found_L_hi"] == 16
+    return ok, f"{lo:.3f} to {hi:.3f}; grows: {m['_found_grows']}"
 
 
 @CHAPTER.claim(
@@ -600,6 +713,17 @@ def _(m):
     )
 
 
+@CHAPTER.claim(
+    "cancel-across-layers",
+    "Within a 4 × 4 layer the heads' moves add up to at most 2.2 times the layer's move; "
+    "each model's largest layer move is at least 590 times its update.",
+)
+def _(m):
+    within, across = m["big_within"], m["big_across"]
+    ok = m["_big_layers"] > 0 and within <= 2.2 and across >= 590
+    return ok, f"within a layer at most {within:.3g}; across at least {across:.3g} ({m['_big_layers']} layers)"
+
+
 @CHAPTER.claim("every-model-sinks", "In every softmax model some head puts at least 0.9 on BOS, on average.")
 def _(m):
     return m["_least_largest_bos"] >= 0.9, f"least largest BOS mass {m['_least_largest_bos']:.4f}"
@@ -624,10 +748,27 @@ def _(m):
     return ok, f"non-trigger ≥ {m['price_soft_nontrigger_row']}; trigger at most {t:.3f}"
 
 
+@CHAPTER.claim("trigger-seeds", "In 1 of the 5 seeds some head passes 1/2 on BOS at a trigger row.")
+def _(m):
+    n, of = m["price_soft_trigger_seeds"], m["price_soft_seeds"]
+    return n == 1 and of == 5, f"{n} of {of}"
+
+
+@CHAPTER.claim(
+    "trigger-mean-under-cap",
+    "On average over the test sequences no head puts more than 0.67 on BOS at the trigger row, "
+    "under the cap of 3/4 that the largest single weight breaks.",
+)
+def _(m):
+    mean, top = m["_price_soft_trigger_bos"], m["price_soft_trigger_row"]
+    ok = mean <= m["price_soft_trigger_bos"] == 0.67 and mean < 0.75 < top
+    return ok, f"mean at most {mean:.3f}; largest {top:.3f}"
+
+
 @CHAPTER.claim(
     "caps-cost",
-    "The capped paths reach the trained error only at weights far above the trained models', "
-    "and a looser cap costs less.",
+    "The capped paths reach the trained 2 × 2 models' error at weights far above those models', "
+    "and a looser cap reaches it at a smaller weight.",
 )
 def _(m):
     costs = [m["cost_half"], m["cost_34"], m["cost_09"]]
@@ -646,3 +787,14 @@ def _(m):
 @CHAPTER.claim("relu-off", "The ReLU models hold under 0.01 of weight at the non-trigger rows.")
 def _(m):
     return m["price_relu_off"] < 0.01, f"largest {m['price_relu_off']:.2g}"
+
+
+@CHAPTER.claim(
+    "relu-cheap",
+    "The ReLU models reach an error of at most 2.1 × 10⁻⁵ at weights of 2.6 to 8.3, "
+    "below the weight at which any capped path reaches that error.",
+)
+def _(m):
+    err, lo, hi, path = m["price_relu_err"], m["price_relu_lo"], m["price_relu_hi"], m["price_relu_path_least"]
+    ok = _sig(err) == 2.1e-5 and _sig(lo) == 2.6 and _sig(hi) == 8.3 and math.isfinite(path) and hi < path
+    return ok, f"error {err:.3g}; weights {lo:.3g}–{hi:.3g}; the paths reach it from {path:.3g}"
