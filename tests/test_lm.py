@@ -665,7 +665,9 @@ def test_text_decay_experiment_varies_the_weight_decay_and_shares_text_lms_runs(
     # the models differ with the weight decay, so the records do too
     assert len({round(r["val_loss"], 6) for r in result.runs}) == len(result.runs)
     panels = set(sink_history_frame(result.runs)["panel"])
-    assert panels == {f"{rule}, lr {tiny.lr:g}, wd {wd:g}" for wd in profiles.DECAY_RATES for rule in profiles.TEXT_RULES}
+    assert panels == {
+        f"{rule}, lr {tiny.lr:g}, wd {wd:g}" for wd in profiles.DECAY_RATES for rule in profiles.TEXT_RULES
+    }
 
 
 def test_text_control_trains_both_rules_on_the_python_source_at_its_weight_decay(tmp_path, monkeypatch):

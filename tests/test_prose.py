@@ -335,7 +335,10 @@ def test_paired_sentence_counts_the_seeds_on_each_side_of_zero():
     assert paired_sentence([0.0, 0.001], [0.01, 0.01], "nats") == (
         "seed by seed the difference is +0.000 to +0.001 nats, each within two standard errors of zero"
     )
-    assert paired_sentence([0.021], [0.008]) == "from the one seed it is +0.021 ± 0.016 bits per character (two standard errors)"
+    assert (
+        paired_sentence([0.021], [0.008])
+        == "from the one seed it is +0.021 ± 0.016 bits per character (two standard errors)"
+    )
     with pytest.raises(ValueError, match="diffs and ses"):
         paired_sentence([0.1, 0.2], [0.1])
 

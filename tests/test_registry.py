@@ -2,7 +2,6 @@
 (the package, the command line, the README, the API page, the architecture test, the
 chapters) is read from it or checked against it here."""
 
-import re
 from pathlib import Path
 
 import pytest

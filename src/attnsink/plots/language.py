@@ -148,9 +148,7 @@ def sink_by_context(runs: list[dict], *, eps: float | None = None) -> plt.Figure
     )
     lengths = sorted(df["window"].unique())
     fig, ax = plt.subplots(figsize=(4.6, 3.4))
-    sns.stripplot(
-        data=df, x="window", y="weight", hue="seed", order=lengths, dodge=True, jitter=0.15, size=5, ax=ax
-    )
+    sns.stripplot(data=df, x="window", y="weight", hue="seed", order=lengths, dodge=True, jitter=0.15, size=5, ax=ax)
     ax.axhline(eps, color="grey", lw=1.2, ls=":")
     for i, n in enumerate(lengths):
         even = float(np.mean([1 / (q + 1) for q in range(1, n - 1)]))
