@@ -46,7 +46,18 @@ GOOD = {  # the full runs' measures, rounded
     "bos_soft_copy": 0.9998,
     "nobos_soft_excess": 0.012,
     "bos_soft_excess": 0.012,
-    "where_largest_max": 0.495,
+    "where_largest_max": 0.50,
+    "where_row_top": 0.999,
+    "where_over_half_max": 0.46,
+    "look_n": 11,
+    "look_previous_min": 0.947,
+    "look_previous_max": 0.993,
+    "nb_look_n": 12,
+    "nb_look_previous_min": 0.862,
+    "nb_look_previous_max": 0.955,
+    "pos_token_min": 0.647,
+    "pos_token_max": 0.929,
+    "pos_n_tokens": 29,
     "nb_rest_entropy_min": 0.93,
     "course_flat": 350,
     "course_settled": 4650,
@@ -96,7 +107,7 @@ GOOD = {  # the full runs' measures, rounded
     "noticed_value_max": 0.081,
     "where_self_max": 0.062,
     "where_previous_max": 0.19,
-    "where_first_max": 0.21,
+    "where_first_max": 0.204,
     "where_largest_min": 0.103,
     "nb_n_rest": 8,
     "nb_rest_trig_min": 0.077,
@@ -110,6 +121,8 @@ GOOD = {  # the full runs' measures, rounded
     "scaled_max": 2.8,
     "shrunk_min": 0.017,
     "shrunk_max": 0.043,
+    "raw_gap": 141,
+    "matched_gap": 2.2,
 }
 BREAKS = {  # claim -> a change of the measures that makes it false
     "learns-language": {"excess_max": 0.2},
@@ -129,6 +142,9 @@ BREAKS = {  # claim -> a change of the measures that makes it false
     "no-bos-no-sink": {"nobos_first_max": 0.35},
     "no-bos-learns": {"nobos_soft_copy": 0.95},
     "no-bos-rows-spread": {"where_largest_max": 0.6},
+    "no-bos-single-rows": {"where_row_top": 0.8},
+    "leavers-look-back": {"look_previous_min": 0.85},
+    "sink-follows-every-token": {"pos_token_min": 0.45},
     "course-levelled": {"course_flat": 100},
     "course-late-rise": {"course_rise": 0.2},
     "off-rules-parked-first": {"off_n_parked": 35},
@@ -190,6 +206,11 @@ MORE_BREAKS = [  # the other branches of the claims that check several numbers
     ("loud-and-quiet", {"nb_copy_ratio_min": 0.1}),
     ("matched-in-size", {"layer_nobos_max": 0.5}),
     ("matched-in-size", {"shrunk_max": 0.001, "shrunk_min": 0.0005}),
+    ("matched-in-size", {"matched_gap": 3.5}),
+    ("matched-in-size", {"raw_gap": 30}),
+    ("leavers-look-back", {"nb_look_previous_min": 0.7}),
+    ("leavers-look-back", {"look_n": 0}),
+    ("leavers-look-back", {"nb_look_n": 0}),
 ]
 
 
@@ -317,6 +338,40 @@ def test_chapter_7_measures_read_the_runs(fake, measured):
     assert m["pos_first"] == pytest.approx(float(p.loc[p["trained with BOS"] & ~p["fed BOS"], "first"].iloc[0]))
     assert 0 < m["noise_max"] and m["chi_factor"] == pytest.approx(3.73, abs=0.01)  # sqrt(3 / 0.2158)
     assert m["n_ctl_leave"] + len(m["_control"][m["_control"]["first_trigger"] >= ch07.LEAVE]) == 2
+    # where the heads look: read on the sequences backcopy_metrics reads, so one number for both
+    assert m["where_first_max"] == pytest.approx(m["nobos_first_max"], abs=1e-5)
+    assert m["look_n"] == m["n_leave"] and m["nb_look_n"] == m["nb_n_copy"]
+    assert m["where_largest_min"] <= m["where_largest_max"] <= m["where_row_top"] <= 1
+    # token by token: every first token of the language without BOS, each mean inside the range
+    assert m["pos_n_tokens"] == len(
+        set(language(bos=False).sample(ch07.N_TOKEN * 32, seed=ch07.FRESH_TOKEN)[:, 0].tolist())
+    )
+    assert 0 <= m["pos_token_min"] <= m["pos_first_min"] + 0.2 and m["pos_token_max"] <= 1
+    assert m["matched_gap"] >= 1 and m["raw_gap"] == pytest.approx(m["layer_bos_mean"] / m["layer_nobos_mean"])
+
+
+def test_chapter_7_reads_where_the_rows_go_on_the_metrics_sequences():
+    import inspect
+
+    assert ch07.METRICS_SEED == inspect.signature(lm.backcopy_metrics).parameters["seed"].default
+    assert ch07.N_FRESH == inspect.signature(lm.backcopy_metrics).parameters["n"].default
+
+
+def test_figure_7_1_counts_the_heads_behind_a_corner_dot(fake):
+    import matplotlib.pyplot as plt
+
+    from attnsink import plots
+
+    runs = [dict(r) for r in fake.runs]
+    soft = next(r for r in runs if r["attention"] == "softmax" and r["bos"])
+    soft["first_ordinary"] = [[1.0, 1.0], [0.1, 0.1]]  # both first-layer heads park ...
+    soft["first_trigger"] = [[0.0, 0.01], [0.1, 0.1]]  # ... and leave at triggers: one dot
+    made_up = SimpleNamespace(**{**vars(fake), "runs": runs})
+    fig = plots.backcopy_heads(runs)
+    ch07.count_corners(fig, made_up)
+    panel = next(ax for ax in fig.axes if ax.get_title() == "softmax")
+    assert "2 heads" in [t.get_text() for t in panel.texts]
+    plt.close(fig)
 
 
 def test_chapter_7_course_measures_follow_the_records(fake, measured):

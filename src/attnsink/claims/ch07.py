@@ -30,7 +30,11 @@ LEAVE = 0.05
 it is one of the heads that copy."""
 N_FRESH = 256  # fresh sequences per measurement
 FRESH = 2**31 - 3  # fresh sequences: BOS taken away at inference (and the reader's exercises)
-FRESH_WHERE = 2**31 - 5  # fresh sequences: where the rows go without BOS
+METRICS_SEED = 2**31 - 2
+"""The sequences :func:`attnsink.lm.backcopy_metrics` reads (its default seed): where the rows
+go, read on the same sequences as the weights it records, so the text quotes one number."""
+FRESH_TOKEN = 2**31 - 8  # fresh sequences: the first position's weight, token by token
+N_TOKEN = 4  # times N_FRESH sequences for the token-by-token measure (about 35 per first token)
 FRESH_CAL = 2**31 - 6  # fresh sequences: the tolerance's noise and the positive controls
 COURSE_MODELS = (("softmax", True), ("softmax1", True), ("sink_logit", True), ("softmax", False))
 """The models whose training records :func:`training_courses` brings back (the figure's panels)."""
@@ -122,7 +126,9 @@ def measures(result, courses) -> dict:
         _controls_without_bos(result, heads),
         _quiet(heads),
         _where_without_bos(result),
+        _copy_looks(result, heads),
         _positional(result),
+        _by_first_token(result),
         _course(courses, result.settings.steps),
     ):
         m.update(part)
@@ -399,6 +405,31 @@ def _controls_without_bos(result, heads: pd.DataFrame) -> dict:
         "scaled_max": _hi(scaled[False]),
         "shrunk_min": _lo(scaled[True]),  # the copies with BOS at the size of those without
         "shrunk_max": _hi(scaled[True]),
+        **_matched(layer, scaled),
+    }
+
+
+def _matched(layer: dict, scaled: dict) -> dict:
+    """How far apart the two models' first-layer controls are, as measured and matched in size:
+    the ratio of their means (with BOS over without), and matched, the larger of the two
+    ratios (each way round, whichever is over 1) between a model's scaled mean and the other's."""
+
+    def mean(v):
+        return float(np.mean(v)) if len(v) else math.nan
+
+    def apart(a, b):
+        r = a / b if b else math.inf
+        return max(r, 1 / r) if r > 0 else math.inf
+
+    bos, nobos = mean(layer[True]), mean(layer[False])
+    up, down = mean(scaled[False]), mean(scaled[True])
+    return {
+        "layer_bos_mean": bos,
+        "layer_nobos_mean": nobos,
+        "scaled_mean": up,
+        "shrunk_mean": down,
+        "raw_gap": bos / nobos if nobos else math.inf,
+        "matched_gap": max(apart(bos, up), apart(down, nobos)),
     }
 
 
@@ -430,7 +461,7 @@ def _where_without_bos(result) -> dict:
     the query itself, the token before it and the first token; the row's largest weight;
     and which key takes it."""
     task = lm.BigramBackcopy(**BACKCOPY_TASK, bos=False)
-    x, _, ordinary = _fresh(task, FRESH_WHERE)
+    x, _, ordinary = _fresh(task, METRICS_SEED)
     rows = []
     for model in result.results["softmax", False]:
         w = lm.head_outputs(model, x[:, :-1])["weights"][0].cpu()  # (n, heads, query, key)
@@ -438,12 +469,15 @@ def _where_without_bos(result) -> dict:
         r = ordinary[:, 1:]  # (n, query >= 1)
         for head in range(w.shape[1]):
             top = w[:, head, 1:, :].argmax(-1)[r]  # the key of each ordinary row's largest weight
+            largest = w[:, head, 1:, :].max(-1).values[r]  # each ordinary row's largest weight
             rows.append(
                 {
                     "self": float(w[:, head, q, q][r].mean()),
                     "previous": float(w[:, head, q, q - 1][r].mean()),
                     "first": float(w[:, head, q, 0][r].mean()),
-                    "largest": float(w[:, head, 1:, :].max(-1).values[r].mean()),
+                    "largest": float(largest.mean()),
+                    "row_top": float(largest.max()),
+                    "over_half": float((largest > 0.5).float().mean()),
                     "top_self": float((top == q.expand_as(r)[r]).float().mean()),
                     "top_previous": float((top == (q - 1).expand_as(r)[r]).float().mean()),
                     "top_first": float((top == 0).float().mean()),
@@ -456,10 +490,71 @@ def _where_without_bos(result) -> dict:
         "where_first_max": _hi(where["first"]),
         "where_largest_min": _lo(where["largest"]),
         "where_largest_max": _hi(where["largest"]),
+        "where_row_top": _hi(where["row_top"]),  # the largest weight of any single row
+        "where_over_half_min": _lo(where["over_half"]),  # the share of a head's rows whose largest weight passes 0.5
+        "where_over_half_max": _hi(where["over_half"]),
         "top_previous_min": _lo(where["top_previous"]),
         "top_previous_max": _hi(where["top_previous"]),
         "top_first_max": _hi(where["top_first"]),
         "top_self_max": _hi(where["top_self"]),
+    }
+
+
+@torch.no_grad()
+def _copy_looks(result, heads: pd.DataFrame) -> dict:
+    """Where the first-layer softmax heads that leave token 0 at triggers put their weight
+    there: on the token before the trigger (the one the next token copies), on the trigger
+    itself, and on token 0; read on the sequences that sorted them (:data:`METRICS_SEED`)."""
+    out = {}
+    for bos, key in ((True, "look"), (False, "nb_look")):
+        part = _part(heads, model_name("softmax", bos), 0)
+        task = lm.BigramBackcopy(**BACKCOPY_TASK, bos=bos)
+        x, copy, _ = _fresh(task, METRICS_SEED)
+        rows = []
+        for seed, model in enumerate(result.results["softmax", bos]):
+            w = lm.head_outputs(model, x[:, :-1])["weights"][0]  # (n, heads, query, key)
+            q = torch.arange(1, w.shape[-1])
+            c = copy[:, 1:]  # (n, query >= 1): the trigger queries
+            for head in range(w.shape[1]):
+                rows.append(
+                    {
+                        "seed": seed,
+                        "head": head,
+                        "previous": float(w[:, head, q, q - 1][c].mean()),
+                        "self": float(w[:, head, q, q][c].mean()),
+                    }
+                )
+        looks = pd.DataFrame(rows, columns=["seed", "head", "previous", "self"]).merge(
+            part[["seed", "head", "first_trigger"]]
+        )
+        leave = looks[looks["first_trigger"] < LEAVE]
+        out |= {
+            f"{key}_previous_min": _lo(leave["previous"]),
+            f"{key}_previous_max": _hi(leave["previous"]),
+            f"{key}_self_max": _hi(leave["self"]),
+            f"{key}_n": int(len(leave)),
+        }
+    return out
+
+
+@torch.no_grad()
+def _by_first_token(result) -> dict:
+    """BOS taken away at inference, token by token: the models trained with BOS, fed
+    :data:`N_TOKEN` times :data:`N_FRESH` fresh sequences without it; per seed and first token,
+    the first layer's mean weight on that token (over heads and queries 1 on)."""
+    task = lm.BigramBackcopy(**BACKCOPY_TASK, bos=False)
+    x = task.sample(N_TOKEN * N_FRESH, seed=FRESH_TOKEN)
+    rows = []
+    for seed, model in enumerate(result.results["softmax", True]):
+        w = lm.head_outputs(model, x[:, :-1])["weights"][0]  # (n, heads, query, key)
+        on_first = w[:, :, 1:, 0].mean(dim=(1, 2))  # (n,): per sequence
+        frame = pd.DataFrame({"token": x[:, 0].cpu().numpy(), "first": on_first.numpy()})
+        rows += [{"seed": seed, "token": t, "first": v} for t, v in frame.groupby("token")["first"].mean().items()]
+    by = pd.DataFrame(rows, columns=["seed", "token", "first"])
+    return {
+        "pos_token_min": _lo(by["first"]),
+        "pos_token_max": _hi(by["first"]),
+        "pos_n_tokens": int(by["token"].nunique()),
     }
 
 
@@ -724,12 +819,38 @@ def _(m):
 
 @CHAPTER.claim(
     "no-bos-rows-spread",
-    "Without BOS, no key takes more than half of a first-layer softmax row on average, and the "
-    "heads that do not copy keep an entropy of at least 0.9 of the uniform row's.",
+    "Without BOS, in every first-layer softmax head a row's largest weight averages at most about half "
+    "(under 0.55) over the ordinary rows, and the heads that do not copy keep an entropy of at least 0.9 "
+    "of the uniform row's.",
 )
 def _(m):
-    ok = m["where_largest_max"] <= 0.5 and m["nb_rest_entropy_min"] >= 0.9
-    return ok, f"largest weight ≤ {m['where_largest_max']:.3f}; entropy ≥ {m['nb_rest_entropy_min']:.2f}"
+    ok = m["where_largest_max"] < 0.55 and m["nb_rest_entropy_min"] >= 0.9
+    return ok, f"mean largest weight ≤ {m['where_largest_max']:.3f}; entropy ≥ {m['nb_rest_entropy_min']:.2f}"
+
+
+@CHAPTER.claim(
+    "no-bos-single-rows",
+    "Without BOS, single ordinary rows of a first-layer softmax head can put over 0.9 of their weight on one key.",
+)
+def _(m):
+    return m["where_row_top"] > 0.9, (
+        f"largest single weight {m['where_row_top']:.3f}; "
+        f"rows over 0.5: up to {m['where_over_half_max']:.2f} of a head's"
+    )
+
+
+@CHAPTER.claim(
+    "leavers-look-back",
+    "At triggers, every first-layer softmax head that leaves BOS puts on average at least 0.9 of its "
+    "weight on the token before the trigger, the one to copy; without BOS, every copying head at least 0.8.",
+)
+def _(m):
+    ok = m["look_n"] > 0 and m["look_previous_min"] >= 0.9 and m["nb_look_n"] > 0
+    ok = ok and m["nb_look_previous_min"] >= 0.8
+    return ok, (
+        f"{m['look_n']} heads: {m['look_previous_min']:.3f} to {m['look_previous_max']:.3f}; without BOS "
+        f"{m['nb_look_n']}: {m['nb_look_previous_min']:.3f} to {m['nb_look_previous_max']:.3f}"
+    )
 
 
 @CHAPTER.claim(
@@ -778,6 +899,17 @@ def _(m):
 )
 def _(m):
     return m["pos_first"] > 0.75, f"{m['pos_first']:.3f} (with BOS, on BOS: {m['pos_bos']:.3f})"
+
+
+@CHAPTER.claim(
+    "sink-follows-every-token",
+    "Fed sequences without BOS, the models trained with BOS put over half their first-layer weight on "
+    "the first real token whatever it is: for every first token, in every seed.",
+)
+def _(m):
+    return m["pos_token_min"] > 0.5, (
+        f"{m['pos_token_min']:.3f} to {m['pos_token_max']:.3f} over {m['pos_n_tokens']} first tokens"
+    )
 
 
 @CHAPTER.claim(
@@ -948,17 +1080,18 @@ def _(m):
 
 @CHAPTER.claim(
     "matched-in-size",
-    "The first layer's control costs over ten times more with BOS than without; matched in size, "
-    "each model's cost falls in the other's range.",
+    "The first layer's control costs over ten times more with BOS than without in every run, its means "
+    "over 50 times apart. Matched in size, the two models' ranges overlap, each way round, and their "
+    "means come within a factor of 3.",
 )
 def _(m):
-    apart = m["layer_bos_min"] > 10 * m["layer_nobos_max"]
+    apart = m["layer_bos_min"] > 10 * m["layer_nobos_max"] and m["raw_gap"] > 50
     up = m["scaled_max"] >= m["layer_bos_min"] and m["scaled_min"] <= m["layer_bos_max"]
     down = m["shrunk_max"] >= m["layer_nobos_min"] and m["shrunk_min"] <= m["layer_nobos_max"]
-    return apart and up and down, (
+    return apart and up and down and m["matched_gap"] < 3, (
         f"with BOS {m['layer_bos_min']:.2f}–{m['layer_bos_max']:.2f}, without {m['layer_nobos_min']:.3f}–"
-        f"{m['layer_nobos_max']:.3f}; scaled {m['scaled_min']:.2f}–{m['scaled_max']:.2f}, "
-        f"{m['shrunk_min']:.3f}–{m['shrunk_max']:.3f}"
+        f"{m['layer_nobos_max']:.3f} (means {m['raw_gap']:.0f} times apart); scaled {m['scaled_min']:.2f}–"
+        f"{m['scaled_max']:.2f}, {m['shrunk_min']:.3f}–{m['shrunk_max']:.3f} (within {m['matched_gap']:.1f} times)"
     )
 
 
@@ -971,8 +1104,8 @@ def table_learning(result):
     runs = runs_frame(result)
     summary = runs.groupby("model", sort=False).agg(
         **{
-            "loss above the best": ("excess", mean_range),
-            "at ordinary tokens": ("excess_other", mean_range),
+            "loss above the best, all targets": ("excess", mean_range),
+            "loss above the best, ordinary targets": ("excess_other", mean_range),
             "copy accuracy": ("copy_acc", mean_range),
             "Sink₁^ε": ("sink", lambda v: mean_range(v, 2)),
         }
@@ -981,8 +1114,9 @@ def table_learning(result):
     summary.loc[unnormalised, "Sink₁^ε"] = "–"
     return table(
         summary,
-        "Table 7.1. Loss above the least possible (nats per token) on 256 fresh sequences, "
-        "copy accuracy and Sink₁^ε. Mean over seeds (smallest–largest).",
+        "Table 7.1. Loss above the least possible (nats per token) on 256 fresh sequences, over "
+        "every target and over the targets of ordinary queries; copy accuracy; "
+        "Sink₁^ε. Mean over seeds (smallest–largest).",
     )
 
 
@@ -997,8 +1131,9 @@ def table_layers(result):
     }
     return table(
         _seed_spans(heads_frame(result), ["model", "layer"], columns),
-        "Table 7.2. Per layer: weights at ordinary and trigger queries, the mean over heads, "
-        "then over seeds (smallest–largest seed).",
+        "Table 7.2. Per layer: the weight on token 0 and the row weight (a row's weights summed: "
+        "1 for softmax, less with a phantom slot, unbounded for ReLU and sigmoid), at ordinary and "
+        "trigger queries. Mean over heads, then seeds (smallest–largest seed).",
     )
 
 
@@ -1042,10 +1177,26 @@ def table_writes(result):
     )
     return table(
         _seed_spans(carrying, ["model", "layer"], columns).join(ablation),
-        "Table 7.4. Per layer: output norm at ordinary over trigger queries, token 0's value "
-        "over the median position's, and one head zeroed (nats per token).",
+        "Table 7.4. Per layer: a head's mean output norm at ordinary over trigger queries; the norm "
+        "of token 0's value through the output map over the median position's; one head zeroed "
+        "(change in loss, nats per token).",
         precision=3,
     )
+
+
+def count_corners(fig, result, near: float = 0.05) -> None:
+    """Figure 7.1's counts: in each panel of ``fig`` (:func:`attnsink.plots.backcopy_heads`,
+    titled by model), how many heads sit within ``near`` of each top corner, where many dots
+    fall on one (top left: parks, and leaves at triggers; top right: parks at both)."""
+    heads = heads_frame(result)
+    corners = {(0, 1): ("left", "top"), (1, 1): ("right", "top")}
+    for ax in fig.axes:
+        part = heads[heads["model"] == ax.get_title()]
+        for (x, y), (ha, va) in corners.items():
+            at = ((part["first_trigger"] - x).abs() < near) & ((part["first_ordinary"] - y).abs() < near)
+            n = int(at.sum())
+            if n > 1:
+                ax.annotate(f"{n} heads", (x, y), (x + (0.08 if x == 0 else -0.08), y - 0.08), ha=ha, va=va, fontsize=9)
 
 
 def table_joint(result):
