@@ -36,8 +36,37 @@ GOOD = {
     "n_collapsed_soft0": 3,
     "n_collapsed_all": 3,
     "n_health_runs": 42,
+    "n_text_runs": 42,
+    "n_transient_runs": 2,
+    "transient_steps": "4,900–13,800",
+    "transient_end": 0.19,
+    "transient_layers": "1, 2",
+    "n_joint_runs": 2,
+    "joint_n_max": 3,
+    "joint_max": 0.0009,
+    "n_plain_settings": 5,
+    "n_plain_near": 3,
+    "plain_near_tops": "0.29–0.30",
+    "_plain_near_settings": [
+        "English, lr 0.01, weight decay 0.1",
+        "Python, 4.2M characters",
+        "Python, lr 0.01, weight decay 0.5",
+    ],
+    "_plain_far_max": 0.225,
+    "pair_big": "0.040–0.11",
+    "_pair_big_min": 0.0399,
+    "n_cond_relu_empty": 79,
+    "n_cond_relu_full": 4,
+    "cond_relu_full_row": "0.92–2.3",
+    "_cond_relu_full_row_min": 0.92,
+    "cond_relu_full_wds": "0",
+    "cond_relu_full_shrink": "6.1–6.9",
+    "_cond_relu_full_shrink_min": 6.1,
+    "n_cond_soft_sink_runs": 1,
+    "cond_soft_layers": "0",
     "collapsed_entropy_max": 0.03,
-    "trained_entropy_min": 1.4,
+    "trained_entropy_min": "1.38",
+    "_trained_entropy_min": 1.3847,
     "collapsed_norm": "87–90",
     "relu0_norm": "77–79",
     "_relu0_norm_min": 77.0,
@@ -95,10 +124,10 @@ GOOD = {
     "relu0_loss": "1.36–1.38",
     "relu0_min": 1.357,
     "others_min": 1.36,
-    "n_cond_relu": 19,
-    "cond_relu_row": 0.26,
-    "cond_relu_first": 0.0025,
-    "n_cond_soft": 3,
+    "n_cond_relu": 83,
+    "cond_relu_row": 0.265,
+    "cond_relu_first": 0.0317,
+    "n_cond_soft": 4,
     "cond_soft_first": 0.06,
     "cond_soft_null": 0.061,
     "cond_soft_coherence": 0.56,
@@ -116,8 +145,14 @@ BREAKS = {
     "sinks-form-late": {"_late_first_min": 9000},
     "one-informative": {"n_informative": 2},
     "wd0-collapses": {"n_collapsed_soft0": 2},
-    "only-wd0-collapses": {"n_collapsed_all": 4},
-    "collapse-is-sharp": {"collapsed_entropy_max": 0.5},
+    "only-wd0-collapses": {"n_health_runs": 40},
+    "collapse-is-sharp": {"_trained_entropy_min": 1.4},
+    "wd0-transient-sinks": {"transient_end": 0.5},
+    "strong-sinks-jointly-no-ops": {"joint_max": 0.006},
+    "plain-three-near": {"_plain_far_max": 0.29},
+    "gap-larger-at-big-decay": {"_pair_big_min": 0.02},
+    "relu-full-rows-at-wd0": {"cond_relu_full_wds": "0, 1"},
+    "cond-soft-beside-sinks": {"n_cond_soft_sink_runs": 0},
     "norm-does-not-mark-it": {"_relu0_norm_min": 20.0},
     "collapsed-heads-constant": {"collapsed_constant": 2},
     "plain-none-at-end": {"plain_sinks": 1},
@@ -134,7 +169,7 @@ BREAKS = {
     "gap-small-at-01": {"_pair_01_max": 0.05},
     "best-against-best": {"_best_gap": 0.05},
     "relu-trains-without-decay": {"relu0_min": 1.4},
-    "relu-silent-by-emptying": {"cond_relu_first": 0.2},
+    "relu-silent-by-emptying": {"cond_relu_first": 0.05},
     "softmax-silent-without-a-sink": {"_cond_soft_shrink_min": 1.2},
 }
 
@@ -253,10 +288,31 @@ def test_chapter_8_measures_read_the_runs(monkeypatch):
     # softmax ends at 1.5 and ReLU at 1.6 everywhere; weight decay 0 is left out (softmax collapsed)
     assert m["n_compared"] == 3 and m["softmax_ahead"] == 3 and m["relu0_loss"] != "–"
     assert "English, lr 0.01, weight decay 0" not in m["_compared"].index
-    assert (m["n_cond_relu"], m["n_cond_soft"], m["cond_soft_coherence"]) == (1, 1, 0.5)
+    # every English run that trained: text_lm's two, text_decay's ReLU at 0 and both rules at 0.5
+    assert (m["n_english_runs"], m["n_cond_relu"], m["n_cond_soft"]) == (5, 3, 2)
+    assert (m["cond_soft_coherence"], m["n_cond_soft_sink_runs"]) == (0.5, 1)
+    # no models with the made-up runs: nothing ablated together; every made-up run has its health
+    assert m["n_joint_runs"] == 0 and m["n_health_runs"] == m["n_text_runs"]
     # the strong sink rises linearly to 0.99 over 8 measurements: above 0.9 only at the last;
     # the runs at weight decay 0.5 are the English one and the Python one
     assert (m["strong_active_min"], m["_late_first_min"], m["strong_seeds_there"]) == (0.99, 800, 2)
     assert m["tx_seen"] == 800 * 8 * 63 / 1e6 and m["sc_seen"] == 400 * 32 * 63 / 1e6
     report = claims.run_claims("ch8", "quick", *fake_text_runs())
-    assert {r["id"] for r in report.rows if r["holds"]} >= {"wd0-collapses", "only-wd0-collapses", "context-sinks"}
+    assert {r["id"] for r in report.rows if r["holds"]} >= {"wd0-collapses", "context-sinks"}
+
+
+def test_joint_ablation_of_one_head_is_the_one_head_ablation():
+    import torch
+
+    from attnsink import lm
+
+    torch.manual_seed(0)
+    model = lm.GPT(12, seq_len=16, d_model=16, n_layers=2, n_heads=2, seed=0)
+    x = torch.randint(0, 12, (8, 16))
+    rows = lm.sink_rows(lm.head_outputs(model, x[:, :-1])["weights"], at=0.0, uniform=0.0)
+    alone = lm.ablate_heads(model, x, rows)
+    one = ch08.joint_ablation(model, x, [(1, 0)], rows)
+    assert one["zero"] == pytest.approx(float(alone["zero"][1, 0]), abs=1e-6)
+    assert one["mean"] == pytest.approx(float(alone["mean"][1, 0]), abs=1e-6)
+    both = ch08.joint_ablation(model, x, [(0, 1), (1, 0)], rows)
+    assert both["zero"] != pytest.approx(one["zero"], abs=1e-6)  # two heads at once is another edit
