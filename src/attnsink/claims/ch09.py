@@ -10,10 +10,28 @@ from types import SimpleNamespace
 
 import numpy as np
 import pandas as pd
+import torch
 
 from ..analysis import backcopy_frame
+from ..construct import constant_sink_solution
+from ..experiments import CONSTANT_RULES
 from ..lm.metrics import SINK_ROW, SINK_ROW_UNIFORM
-from ..metrics import SINK_EPS, WRITE_TOL, what_it_writes
+from ..metrics import (
+    SINK_EPS,
+    WRITE_SHARE,
+    WRITE_TOL,
+    ablate_trigger_heads,
+    blocks_add_up,
+    evaluate,
+    heads_add_up,
+    job_cost,
+    what_it_writes,
+)
+from ..model import AttentionModel
+from ..profiles import CONSTANT_DEFAULT
+from ..prose import readable, span
+from ..task import ConstantTriggerTask, TriggerTask
+from ..theory import bos_mass_lower_bound
 from .base import Chapter
 
 CHAPTER = Chapter("ch9")
@@ -245,10 +263,55 @@ def _backcopy(bb, heads: pd.DataFrame) -> dict:
 
 
 @CHAPTER.measures
-def measures(bb, tx, sc, dc, ct, cx, *, health: list[dict] | None = None) -> dict:
-    """The numbers the section "The language models' sinks" quotes, from chapter 7's
-    Bigram-Backcopy runs ``bb`` and chapter 8's five text experiments; ``health`` holds
-    ``text_context``'s training health, one per run (:func:`with_health`)."""
+def measures(
+    bb,
+    tx,
+    sc,
+    dc,
+    ct,
+    cx,
+    *,
+    health: list[dict] | None = None,
+    built: pd.DataFrame | None = None,
+    constructed: dict | None = None,
+    constant: pd.DataFrame | None = None,
+    book: tuple[pd.DataFrame, pd.DataFrame, pd.DataFrame] | None = None,
+    broadcast: pd.DataFrame | None = None,
+    moved: pd.DataFrame | None = None,
+    broken: dict | None = None,
+) -> dict:
+    """The numbers chapter 9 quotes. The section "The language models' sinks" reads chapter
+    7's Bigram-Backcopy runs ``bb`` and chapter 8's five text experiments; ``health`` holds
+    ``text_context``'s training health, one per run (:func:`with_health`). The other sections'
+    parts, each read only when given: ``built`` (Table 9.1, :func:`read_heads`),
+    ``constructed`` (:func:`constructions`), ``constant`` (:func:`constant_runs`), ``book``
+    (:func:`book_heads`' two frames and :func:`mlp_sums`), ``broadcast`` (the broadcast
+    runs), ``moved`` (:func:`smaller_defaults`) and ``broken`` (:func:`broken_two_heads`)."""
+    return _language(bb, tx, sc, dc, ct, cx, health) | _trigger(
+        built, constructed, constant, book, broadcast, moved, broken
+    )
+
+
+def _trigger(built, constructed, constant, book, broadcast, moved, broken) -> dict:
+    out = {"w_share": f"{WRITE_SHARE:.0%}"}
+    if built is not None:
+        out["built_reads"] = "; ".join(built["writes"])
+    if constructed is not None:
+        out |= constructed
+    if constant is not None:
+        out |= _constant(constant)
+    if book is not None:
+        out |= _book(*book)
+    if broadcast is not None:
+        out |= _broadcast(broadcast)
+    if moved is not None:
+        out |= _exercise(moved)
+    if broken is not None:
+        out |= broken
+    return out
+
+
+def _language(bb, tx, sc, dc, ct, cx, health) -> dict:
     kept, shared = text_runs(tx, sc, dc, ct, with_health(cx, health))
     text = text_heads(kept)
     runs = text.drop_duplicates(["setting", "attention", "seed"])
@@ -442,3 +505,914 @@ def _(m):
 @CHAPTER.claim("relu-far-below", "No ReLU head on text comes near ε.", profiles=BOTH)
 def _(m):
     return m["relu_weight_max"] < m["_eps"] / 2, f"highest {m['relu_weight_max']:.2g}"
+
+
+# ==== the trigger-task sections: the test, the task with a default, the book's sinks, and
+# the sink that could gather. Each part's measures are a function of what the chapter
+# computes; :func:`measures` takes them by keyword and reads a part only when it is given ====
+
+N_TEST = 1000
+"""Test sequences per model in the trigger-task sections."""
+SOLVED = 0.01
+"""A head *solves* the task with default c when both its relative errors are below this."""
+PARKED = 0.5
+"""A head *parks* on BOS when it puts at least this much of its default rows' weight there."""
+MSE_MARGIN = 1.2
+"""Chapter 2's margin: :func:`thm-default-loss`'s bound needs the expected MSE; we allow this
+times the one measured on the test sequences."""
+LEARNED = 1e-4
+"""A broadcast model *learns* its task when its squared error is below this."""
+
+
+def _keys(n: int) -> torch.Tensor:
+    keys = torch.zeros(n)
+    keys[[1, n - 1]] = 1.0  # x_k,1 + x_k,n-1: 1 on every non-BOS token
+    return keys
+
+
+def two_relu_heads(task) -> AttentionModel:
+    """The two `relu` heads of prop-default-two-heads, in the book's model (W_K = I, W_O = I):
+    head A averages the non-BOS tokens, head B writes c minus that average and is off at the
+    trigger. Used in chapter 9."""
+    n = task.d_model
+    e = torch.zeros(n)
+    e[[0, 1, n - 1]] = 1.0  # x . e = 1 for every token
+    keys = _keys(n)
+    qk_a = torch.outer(e, keys)
+    qk_a[0, 0] += 1.0
+    qk_b = torch.zeros(n, n)
+    qk_b[n - 1] = keys
+    qk_b[0, 0] = 1.0
+    model = AttentionModel(n, n_heads=2, attention="relu")
+    with torch.no_grad():
+        model.W_Q.copy_(torch.stack([qk_a, qk_b])[None])
+        model.W_K.copy_(torch.eye(n).expand(1, 2, n, n))
+        model.W_V.copy_(torch.stack([torch.eye(n), torch.outer(e, task.constant) - torch.eye(n)])[None])
+        model.W_O.copy_(torch.eye(n).expand(1, 2, n, n))
+    return model
+
+
+def relu_head_with_bias(task) -> AttentionModel:
+    """One `relu` head that scores only at the trigger, with values x - (x . keys) c: with an
+    output bias c (added by the caller: the model has none) it solves the task exactly."""
+    n = task.d_model
+    keys = _keys(n)
+    qk = torch.zeros(n, n)
+    qk[1] = keys  # only the trigger's query (x_i,1 = 1) scores, 1 on every non-BOS key
+    model = AttentionModel(n, attention="relu")
+    with torch.no_grad():
+        model.W_Q.copy_(qk[None, None])
+        model.W_K.copy_(torch.eye(n)[None, None])
+        model.W_V.copy_((torch.eye(n) - torch.outer(keys, task.constant))[None, None])
+        model.W_O.copy_(torch.eye(n)[None, None])
+    return model
+
+
+def constructions(task, n: int = N_TEST, seed: int = 0) -> dict:
+    """The hand-built heads on ``n`` fresh sequences of the task with default c: the
+    constant-writing softmax sink's squared error at the default rows at margins 4, 8, 16;
+    the largest squared error of any row of the two ReLU heads and their largest weight on BOS
+    after row 0; and that of one ReLU head with the output bias c."""
+    batch = task.sample(n, generator=torch.Generator().manual_seed(seed))
+    out = {"check_n": n}
+    with torch.no_grad():
+        for margin in (4, 8, 16):
+            err = (constant_sink_solution(task, float(margin))(batch.x)[0] - batch.y).pow(2).sum(-1)
+            out[f"sink_err_{margin}"] = float(err[~batch.is_trigger].mean())
+        y, attn = two_relu_heads(task)(batch.x)
+        out["two_err"] = float((y - batch.y).pow(2).sum(-1).max())
+        out["two_bos_max"] = float(attn[0][:, :, 1:, 0].max())
+        y = relu_head_with_bias(task)(batch.x)[0] + task.constant
+        out["bias_err"] = float((y - batch.y).pow(2).sum(-1).max())
+    return out
+
+
+def read_heads(model, task, rows=None, *, n: int = N_TEST, seed: int = 0) -> dict:
+    """The test on ``model``: the growth of the MSE when each head's output at ``rows``
+    (a function of the batch; default every content row but the trigger) is zeroed and when
+    it is replaced by its mean there, the tolerance (:data:`~attnsink.metrics.WRITE_SHARE` of
+    the trigger's job) and what the test reads. Per head arrays; a one-head model's as numbers."""
+    batch = task.sample(n, generator=torch.Generator().manual_seed(seed))
+    res = ablate_trigger_heads(model, batch, None if rows is None else rows(batch))
+    tol = WRITE_SHARE * job_cost(batch, task)
+    zero, mean = res["zero"].numpy(), res["mean"].numpy()
+    one = zero.size == 1
+    return {
+        "zeroed": float(zero.item()) if one else zero,
+        "replaced by its mean": float(mean.item()) if one else mean,
+        "tolerance": tol,
+        "writes": what_it_writes(zero, mean, tol).item() if one else what_it_writes(zero, mean, tol),
+    }
+
+
+def constant_runs(cd, task, n: int = N_TEST) -> pd.DataFrame:
+    """Chapter 9's runs on the task with default c (:func:`attnsink.experiments.constant_default`),
+    one row per seed, with what the section reads: ``part`` (BOS's part of the output at the
+    default rows, weight times value, over ‖c‖) and ``part_error`` (its distance from c over
+    ‖c‖), ``writes`` (the test at the default rows), ``solved``, the ReLU heads' relative
+    errors at BOS's own row (``bos_row``) and at the default rows after it (``later``), the
+    weight on BOS at BOS's own row (``own_row``) and the weight on BOS at position 1 certified
+    from the test error by thm-default-loss (``certified``, simplex rules)."""
+    runs = pd.DataFrame(cd.runs)
+    a, v, e = (runs[k] for k in ("bos_mass_nontrigger", "bos_value_norm", "bos_value_error"))
+    runs["part"] = a * v
+    # |a u_0 - c|^2 / |c|^2 = a^2 v^2 - a (v^2 + 1 - e^2) + 1 (expand; <u_0, c> from e)
+    runs["part_error"] = np.sqrt(np.maximum(a**2 * v**2 - a * (v**2 + 1 - e**2) + 1, 0.0))
+    tol = WRITE_SHARE * job_cost(task.sample(n, generator=torch.Generator().manual_seed(0)), task)
+    runs["writes"] = what_it_writes(runs["ablate_zero"], runs["ablate_mean"], tol)
+    runs["solved"] = runs[["rel_err_trigger", "rel_err_nontrigger"]].max(axis=1) < SOLVED
+    batch = task.sample(n, generator=torch.Generator().manual_seed(1))
+    update = (batch.y - batch.x if task.residual else batch.y).pow(2).sum(-1)[task.job_rows(batch)].mean()
+    later = ~batch.is_trigger
+    later[:, 0] = False
+    extra = {}
+    for rule, results in cd.results.items():
+        for r in results:
+            with torch.no_grad():
+                y, attn = r.model(batch.x)
+            err = (y - batch.y).pow(2).sum(-1)  # (sequences, rows)
+            extra[rule, r.seed] = {
+                "bos_row": float(err[:, 0].mean() / update),
+                "later": float(err[later].mean() / update),
+                "own_row": float(attn[0][0, 0, 0, 0]),
+            }
+    more = pd.DataFrame([{"attention": k[0], "seed": k[1], **v} for k, v in extra.items()])
+    runs = runs.merge(more, on=["attention", "seed"], how="left")
+    simplex = runs["attention"].isin(["softmax", "sigmoid_norm"])
+    plain = TriggerTask(d_model=task.d_model, seq_len=task.seq_len)  # the theorem reduces to it
+    runs["certified"] = [
+        float(bos_mass_lower_bound(plain, MSE_MARGIN * m)[1]) if s else float("nan")
+        for m, s in zip(runs["mse"], simplex)
+    ]
+    runs["bos_row_bound"] = np.sqrt(task.seq_len * task.d_model * runs["mse"])  # thm-default-sink
+    runs["bos_row_gap"] = runs["bos_value_error"] * float(task.constant.norm())  # ‖u_0 − c‖
+    return runs
+
+
+def constant_tables(runs: pd.DataFrame) -> tuple[pd.DataFrame, pd.DataFrame]:
+    """Tables 9.2 and 9.3: per rule, means over seeds of where the weight goes and BOS's value;
+    and the errors, the seeds that solve the task and what the test reads."""
+    by = runs.groupby("attention", sort=False)
+    where = pd.DataFrame(
+        {
+            "prediction": by["prediction"].first(),
+            "BOS mass": by["bos_mass_nontrigger"].mean(),
+            "‖u₀‖ / ‖c‖": by["bos_value_norm"].mean(),
+            "BOS's part / ‖c‖": by["part"].mean(),
+            "‖u₀ − c‖ / ‖c‖": by["bos_value_error"].mean(),
+        }
+    ).rename_axis("rule")
+    outcome = pd.DataFrame(
+        {
+            "rel. error, trigger": by["rel_err_trigger"].mean(),
+            "rel. error, other rows": by["rel_err_nontrigger"].mean(),
+            "seeds that solve it": by["solved"].agg(lambda s: f"{int(s.sum())} of {len(s)}"),
+            "what the test reads": by["writes"].agg(_kinds),
+        }
+    ).rename_axis("rule")
+    return where, outcome
+
+
+SINK_RULES = ("softmax", "sigmoid_norm", "clipped_softmax", "sigmoid")
+"""The rules whose heads end as constant-writing sinks (the text says so)."""
+NULL_RULES = ("softmax1", "sink_logit", "gated")
+RELU_RULES = ("relu", "relu_visible")
+
+
+def _constant(runs: pd.DataFrame) -> dict:
+    """The numbers the section "Every rule, trained" quotes."""
+    by = {r: df for r, df in runs.groupby("attention")}
+    sinks = [r for r, df in by.items() if df["bos_mass_nontrigger"].min() > 0.9 and df["bos_value_error"].max() < 0.05]
+    predicted = runs[runs["prediction"] == "constant sink"]
+    nulls = runs[runs["attention"].isin(NULL_RULES)]
+    relu = runs[runs["attention"].isin(RELU_RULES)]
+    exact = relu[relu["later"] < 1e-3]
+    simplex_row = runs[runs["attention"].isin(["softmax", "sigmoid_norm", "clipped_softmax"])]
+    sigmoid = runs[runs["attention"] == "sigmoid"]
+    cert = runs["certified"].dropna()
+    harm = runs[runs["writes"] == "harmful"]
+    return {
+        "c_value": f"{CONSTANT_DEFAULT:g}",
+        "cd_n_heads": len(runs),
+        "cd_n_rules": runs["attention"].nunique(),
+        "cd_seeds": int(runs.groupby("attention").size().min()),
+        "cd_solved_others": bool(runs.loc[~runs["attention"].isin(RELU_RULES), "solved"].all()),
+        "cd_solved_relu": int(relu["solved"].sum()),
+        "cd_sinks": ", ".join(r for r in CONSTANT_RULES if r in sinks),
+        "cd_sink_mass_min": float(runs.loc[runs["attention"].isin(sinks), "bos_mass_nontrigger"].min()),
+        "cd_n_predicted": len(predicted),
+        "cd_part_max": float(predicted["part_error"].max()),
+        "cd_null_mass_lo": float(nulls["bos_mass_nontrigger"].min()),
+        "cd_null_mass_hi": float(nulls["bos_mass_nontrigger"].max()),
+        "cd_null_value_hi": float(nulls["bos_value_norm"].max()),
+        "cd_null_part_dev": float((nulls["part"] - 1).abs().max()),
+        "cd_bos_row_ok": bool((simplex_row["bos_row_gap"] <= simplex_row["bos_row_bound"] + 1e-5).all()),
+        "cd_clipped_own_row": float(runs.loc[runs["attention"] == "clipped_softmax", "own_row"].min()),
+        "cd_sigmoid_short_lo": float((1 - sigmoid["own_row"]).min()),
+        "cd_sigmoid_short_hi": float((1 - sigmoid["own_row"]).max()),
+        "cd_cert_n": len(cert),
+        "cd_cert_lo": float(cert.min()),
+        "cd_cert_hi": float(cert.max()),
+        "cd_margin": f"{MSE_MARGIN:g}",
+        "cd_relu_mass_max": float(relu["bos_mass_nontrigger"].max()),
+        "cd_relu_trig_lo": float(relu["rel_err_trigger"].min()),
+        "cd_relu_trig_hi": float(relu["rel_err_trigger"].max()),
+        "cd_relu_exact_n": len(exact),
+        "cd_relu_exact_seeds": " and ".join(str(s) for s in exact["seed"]),
+        "cd_relu_exact_rule": "; ".join(sorted(set(exact["attention"]))) or "–",
+        "cd_relu_exact_bos_row": _at_most(exact, "bos_row"),
+        "cd_relu_rest_later_min": float(relu.loc[relu["later"] >= 1e-3, "later"].min())
+        if (relu["later"] >= 1e-3).any()
+        else float("nan"),
+        "cd_n_constant": int((runs["writes"] == "constant").sum()),
+        "cd_others_constant": bool((runs.loc[~runs["attention"].isin(RELU_RULES), "writes"] == "constant").all()),
+        "cd_n_harmful": len(harm),
+        "cd_harmful_relu": bool(harm["attention"].isin(RELU_RULES).all()),
+        "cd_harmful_mean_lowers": bool((harm["ablate_mean"] < 0).all()),
+    }
+
+
+def book_heads(families: dict, n: int = N_TEST) -> tuple[pd.DataFrame, pd.DataFrame]:
+    """The test on every head of the book's trigger-task models. ``families`` maps a family's
+    name to ``(results, task, label)``: the trained models by key, their task, and a function
+    ``label(key, model)`` naming the model. One row per head (``model``, ``family``,
+    ``parked``, ``mass``, ``writes``, ``zeroed``) and one per model and seed (``added up``:
+    :func:`attnsink.metrics.heads_add_up`)."""
+    heads, joint = [], []
+    for family, (results, task, label) in families.items():
+        for key, trained in results.items():
+            for r in trained:
+                batch = task.sample(n, generator=torch.Generator().manual_seed(r.seed))
+                ev = evaluate(r.model, task, n=n)
+                res = ablate_trigger_heads(r.model, batch)
+                tol = WRITE_SHARE * job_cost(batch, task)
+                kinds = what_it_writes(res["zero"].numpy(), res["mean"].numpy(), tol)
+                name = label(key, r.model)
+                for h in ev.per_head():
+                    lh = h["layer"], h["head"]
+                    heads.append(
+                        {
+                            "family": family,
+                            "model": name,
+                            "key": key,
+                            "parked": h["bos_mass_nontrigger"] >= PARKED,
+                            "mass": h["bos_mass_nontrigger"],
+                            "writes": kinds[lh],
+                            "zeroed": float(res["zero"][lh]),
+                        }
+                    )
+                joint.append({"family": family, "model": name, "added up": heads_add_up(r.model, batch)})
+    return pd.DataFrame(heads), pd.DataFrame(joint)
+
+
+def book_table(heads: pd.DataFrame, joint: pd.DataFrame) -> pd.DataFrame:
+    """Table 9.4: per model, what the test reads for the heads parked on BOS and the others,
+    and how the heads' writes add up (smallest to largest over seeds; – where no head parks).
+    Neighbouring models of one chapter whose heads read the same kinds share a row."""
+    kinds = heads.groupby("model", sort=False).apply(
+        lambda h: (
+            h["family"].iloc[0],
+            frozenset(h.loc[h["parked"], "writes"]),
+            frozenset(h.loc[~h["parked"], "writes"]),
+        ),
+        include_groups=False,
+    )
+    group, names, last = {}, {}, None
+    for model, key in kinds.items():
+        if key != last:
+            names[model] = [model]
+            first = model
+        else:
+            names[first].append(model)
+        group[model], last = first, key
+    heads = heads.assign(row=heads["model"].map(group))
+    joint = joint.assign(row=joint["model"].map(group))
+    counts = (
+        heads.groupby(["row", "parked"], sort=False)["writes"]
+        .agg(_kinds)
+        .unstack("parked")
+        .reindex(columns=[True, False])
+        .rename(columns={True: "parked on BOS", False: "not parked"})
+        .fillna("–")
+    )
+    counts.columns.name = None
+    parked = set(heads.loc[heads["parked"], "row"])
+    counts["heads' writes added up"] = [
+        span(joint.loc[joint["row"] == r, "added up"], 3) if r in parked else "–" for r in counts.index
+    ]
+
+    def name(first: str) -> str:
+        models = names[first]
+        if len(models) == 1:
+            return first
+        family, rest = first.split(": ", 1)
+        words = rest.rsplit(" ", 1)
+        if len(words) == 2 and all(m.startswith(f"{family}: {words[0]} ") for m in models):
+            return f"{family}: {words[0]} " + ", ".join(m.rsplit(" ", 1)[1] for m in models)
+        return f"{family}: " + ", ".join(m.split(": ", 1)[1] for m in models)
+
+    return counts.rename(index=name).rename_axis("model")
+
+
+def mlp_sums(blk, heads: pd.DataFrame, n: int = N_TEST) -> pd.DataFrame:
+    """Chapter 5's models with an MLP block and heads that park: what the heads, the MLP
+    blocks and the two together write at the default rows (:func:`attnsink.metrics.blocks_add_up`)."""
+    parked = set(heads.loc[heads["parked"], "model"])
+    rows = []
+    for (rule, block), trained in blk.results.items():
+        name = f"Chapter 5: {rule}, {block.replace('_', ' ')}"
+        if "mlp" not in block or name not in parked:
+            continue
+        for r in trained:
+            batch = TriggerTask(residual=True).sample(n, generator=torch.Generator().manual_seed(r.seed))
+            rows.append({"model": name, "layer_norm": "layer_norm" in block} | blocks_add_up(r.model, batch))
+    return pd.DataFrame(rows)
+
+
+def _book(heads: pd.DataFrame, joint: pd.DataFrame, mlp: pd.DataFrame) -> dict:
+    """The numbers the section "What the book's sinks write" quotes."""
+    fam = heads["family"]
+    one = heads[(fam == "Chapter 1") & heads["parked"]]
+    deep = heads[(fam == "Chapter 4") & heads["parked"]]
+    deep_joint = joint[joint["model"].isin(set(deep["model"]))]
+    odd = deep[deep["writes"] != "constant"]
+    caps = heads[fam == "Chapter 2"]
+    harmful_caps = caps.loc[caps["writes"] == "harmful", "key"]
+    nothing_caps = caps.loc[caps["writes"] == "nothing", "key"]
+    ch5 = heads[fam == "Chapter 5"]
+    ch6 = heads[fam == "Chapter 6"]
+    plain, with_ln = mlp[~mlp["layer_norm"]], mlp[mlp["layer_norm"]]
+    return {
+        "bk_one_parked": len(one),
+        "bk_one_softmax": int((heads["model"] == "Chapter 1: softmax").sum()),
+        "bk_one_nothing": int((one["writes"] == "nothing").sum()),
+        "bk_deep_parked": len(deep),
+        "bk_deep_constant": int((deep["writes"] == "constant").sum()),
+        "bk_deep_odd": len(odd),
+        "bk_deep_odd_kind": "; ".join(sorted(set(odd["writes"]))) or "–",
+        "bk_deep_odd_mass": _at_most(odd, "mass"),
+        "bk_deep_zero_max": float(deep["zeroed"].max()),
+        "bk_deep_sum_lo": float(deep_joint["added up"].min()),
+        "bk_deep_sum_hi": float(deep_joint["added up"].max()),
+        "bk_relu_nothing": bool((heads.loc[heads["model"].str.contains("relu"), "writes"] == "nothing").all()),
+        "bk_cap_harmful_max": float(harmful_caps.max()) if len(harmful_caps) else float("nan"),
+        "bk_cap_nothing_min": float(nothing_caps.min()) if len(nothing_caps) else float("nan"),
+        "bk_cap_other": int((~caps["writes"].isin(["harmful", "nothing"])).sum()),
+        "bk_ch5_parked_constant": bool((ch5.loc[ch5["parked"], "writes"] == "constant").all()),
+        "bk_ch5_parked": int(ch5["parked"].sum()),
+        "bk_ch5_rest_nothing": bool((ch5.loc[~ch5["parked"], "writes"] == "nothing").all()),
+        "bk_ch6_heads": len(ch6),
+        "bk_ch6_nothing": int((ch6["writes"] == "nothing").sum()),
+        "bk_mlp_lo": _lo(plain, "heads"),
+        "bk_mlp_hi": _at_most(plain, "heads"),
+        "bk_mlp_ln_lo": _lo(with_ln, "heads"),
+        "bk_mlp_ln_hi": _at_most(with_ln, "heads"),
+        "bk_mlp_spread": _at_most(mlp, "spread"),
+        "bk_mlp_all": _at_most(mlp, "all"),
+        "bk_mlp_models": len(mlp),
+    }
+
+
+def _lo(frame: pd.DataFrame, column: str) -> float:
+    return float(frame[column].min()) if len(frame) else float("nan")
+
+
+BROADCAST = {"zero": "the trigger asks G", "mean": "the others ask G"}
+"""The two tasks of the broadcast section, by their record's ``default``."""
+
+
+def broadcast_table(runs: pd.DataFrame) -> pd.DataFrame:
+    """Table 9.6: per task, means over the seeds that learn it (:data:`LEARNED`) of what the
+    section measures (:func:`attnsink.experiments.broadcast.broadcast_measures`)."""
+    ok = runs[runs["mse"] < LEARNED]
+    rows = {
+        "BOS's row, layer 1: weight off itself": ok["bos_gathers"].str[0],
+        "BOS's layer-1 output: norm": ok["bos_norm"],
+        "BOS's layer-1 output: spread over G's": ok["bos_spread"],
+        "BOS's layer-1 output: gain on G": ok["bos_carries"],
+        "BOS's layer-1 output: share G explains": ok["bos_fit"],
+        "BOS's layer-1 output: share a linear map of G explains": ok["bos_decodable"],
+        "rows asking 0: weight on BOS, layer 1": ok["parks_bos"].str[0],
+        "rows asking 0: weight on BOS, layer 2": ok["parks_bos"].str[1],
+        "rows asking 0: norm of layer 1's output": ok["zero_rows_out"].str[0],
+        "rows asking 0: norm of layer 2's output": ok["zero_rows_out"].str[1],
+        "rows asking 0: norm of the two added up": ok["zero_rows_sum"],
+        "rows asking G: weight on BOS, layer 1": ok["reads_bos"].str[0],
+        "rows asking G: weight on BOS, layer 2": ok["reads_bos"].str[1],
+        "rows asking G: layer 1's gain on G": ok["writes_m"].str[0],
+        "rows asking G: layer 2's gain on G": ok["writes_m"].str[1],
+        "G′ − G added to BOS: gain, rows asking G": ok["read_gain"],
+        "G′ − G added to BOS: move, rows asking 0": ok["read_gain_zero"],
+        "BOS's output swapped: gain, rows asking G": ok["handed_on"],
+        "BOS's output swapped: move, rows asking 0": ok["zero_rows_moved"],
+    }
+    table = pd.DataFrame(
+        {BROADCAST[d]: {k: float(v[ok["default"] == d].mean()) for k, v in rows.items()} for d in BROADCAST}
+    )
+    table = table.map(lambda v: readable(round(v, 3) if abs(v) >= 0.01 else v)).astype(object)
+    for i in range(2):
+        table.loc[f"the test at the rows asking 0, layer {i + 1}"] = [
+            _kinds(ok.loc[ok["default"] == d, "writes"].map(lambda w, i=i: w[i][0])) for d in BROADCAST
+        ]
+    table.loc["seeds that learn the task"] = [
+        f"{int((ok['default'] == d).sum())} of {int((runs['default'] == d).sum())}" for d in BROADCAST
+    ]
+    return table
+
+
+def _broadcast(runs: pd.DataFrame) -> dict:
+    """The numbers the section "A sink that could gather" quotes."""
+    ok = runs[runs["mse"] < LEARNED]
+    z, mz = ok[ok["default"] == "zero"], ok[ok["default"] == "mean"]
+    layers = np.stack(z["zero_rows_out"].to_numpy()) if len(z) else np.zeros((0, 2))
+    reads_z = {w for ws in z["writes"] for w in (ws[0][0], ws[1][0])}
+    varies = ok[ok["bos_spread"] > 0.1]
+    return {
+        "bc_n": len(runs),
+        "bc_learned": len(ok),
+        "bc_z_spread_hi": _at_most(z, "bos_spread"),
+        "bc_z_gain_hi": float(z["bos_carries"].abs().max()) if len(z) else float("nan"),
+        "bc_z_norm": float(z["bos_norm"].mean()) if len(z) else float("nan"),
+        "bc_z_park2_lo": float(z["parks_bos"].str[1].min()) if len(z) else float("nan"),
+        "bc_z_layer_lo": float(layers.min()) if layers.size else float("nan"),
+        "bc_z_layer_hi": float(layers.max()) if layers.size else float("nan"),
+        "bc_z_sum_hi": _at_most(z, "zero_rows_sum"),
+        "bc_z_reads": "; ".join(sorted(reads_z)) or "–",
+        "bc_z_counter_lo": _lo(z, "read_gain_zero"),
+        "bc_z_self_gain_lo": float(z["writes_m"].str[1].min()) if len(z) else float("nan"),
+        "bc_z_self_bos_hi": float(z["reads_bos"].str[0].max()) if len(z) else float("nan"),
+        "bc_m_gain_lo": _lo(mz, "bos_carries"),
+        "bc_m_gain_hi": _at_most(mz, "bos_carries"),
+        "bc_m_fit_lo": _lo(mz, "bos_fit"),
+        "bc_m_counter_hi": float(mz["read_gain"].abs().max()) if len(mz) else float("nan"),
+        "bc_m_self_gain_lo": float(mz["writes_m"].str[0].min()) if len(mz) else float("nan"),
+        "bc_m_self_bos_hi": float(mz["reads_bos"].str[0].max()) if len(mz) else float("nan"),
+        "bc_varies": len(varies),
+        "bc_varies_mirror": bool(len(varies)) and bool((varies["default"] == "mean").all()),
+        "bc_swap_gain_hi": float(varies["handed_on"].abs().max()) if len(varies) else float("nan"),
+        "bc_swap_move_hi": _at_most(varies, "zero_rows_moved"),
+    }
+
+
+def smaller_defaults(results, defaults=(CONSTANT_DEFAULT, 0.1, 0.0), n: int = N_TEST) -> pd.DataFrame:
+    """Exercise 9.1: the heads ``results`` (trained at the default c) on tasks with defaults
+    ``defaults``: per default and seed, ‖c − c′‖², the squared error at the default rows after
+    BOS's and at BOS's row, and the relative errors at the trigger and the other rows."""
+    trained = ConstantTriggerTask(default=CONSTANT_DEFAULT).constant
+    rows = []
+    for default in defaults:
+        task = ConstantTriggerTask(default=default)
+        b = task.sample(n, generator=torch.Generator().manual_seed(3))
+        later = ~b.is_trigger
+        later[:, 0] = False  # the default rows after BOS's
+        for r in results:
+            e = evaluate(r.model, task, n=n).errors
+            with torch.no_grad():
+                err = (r.model(b.x)[0] - b.y).pow(2).sum(-1)  # squared error of each row
+            rows.append(
+                {
+                    "default": default,
+                    "seed": r.seed,
+                    "‖c − c′‖²": float((trained - task.constant).pow(2).sum()),
+                    "sq. error, default rows after BOS's": float(err[later].mean()),
+                    "sq. error, BOS's row": float(err[:, 0].mean()),
+                    "rel. error, trigger": e["rel_err_trigger"],
+                    "rel. error, other rows": e["rel_err_nontrigger"],
+                }
+            )
+    return pd.DataFrame(rows)
+
+
+def _exercise(moved: pd.DataFrame) -> dict:
+    """The numbers exercise 9.1's solution quotes."""
+    key, bos = "sq. error, default rows after BOS's", "sq. error, BOS's row"
+    base = moved[moved["default"] == CONSTANT_DEFAULT].set_index("seed")
+    other = moved[moved["default"] != CONSTANT_DEFAULT]
+    gap = other["‖c − c′‖²"].to_numpy()
+    ratio = (other[key].to_numpy() - base.loc[other["seed"], key].to_numpy()) / gap
+    trig = moved.pivot(index="seed", columns="default", values="rel. error, trigger").to_numpy()
+    off = base.index[base[bos] > 1].tolist()  # off at BOS's row: it writes 0 there, error ‖c‖²
+    on = other[~other["seed"].isin(off)]
+    bos_ratio = (on[bos].to_numpy() - base.loc[on["seed"], bos].to_numpy()) / on["‖c − c′‖²"].to_numpy()
+    by_default = other.groupby("default", sort=False)["‖c − c′‖²"].first()
+    return {
+        "ex_growth": span(ratio),
+        "ex_bos_growth": span(bos_ratio) if len(bos_ratio) else "–",
+        "ex_growth_lo": float(ratio.min()),
+        "ex_growth_hi": float(ratio.max()),
+        "ex_gap_01": float(by_default.get(0.1, float("nan"))),
+        "ex_gap_0": float(by_default.get(0.0, float("nan"))),
+        "ex_trigger_same": bool(np.allclose(trig, trig[:, :1], rtol=1e-5)),
+        "ex_off_n": len(off),
+        "ex_off_seeds": " and ".join(map(str, off)),
+        "ex_heads": len(base),
+        "ex_on_n": len(base) - len(off),
+        "ex_bos_ratio_lo": float(bos_ratio.min()) if len(bos_ratio) else float("nan"),
+        "ex_bos_ratio_hi": float(bos_ratio.max()) if len(bos_ratio) else float("nan"),
+    }
+
+
+def broken_two_heads(task, scale: float = 0.9, n: int = N_TEST, seed: int = 0) -> dict:
+    """Exercise 9.2: the two heads of prop-default-two-heads with head B's value map scaled by
+    ``scale``: the mean squared error at the default rows after BOS's, at the trigger and at
+    BOS's row."""
+    batch = task.sample(n, generator=torch.Generator().manual_seed(seed))
+    model = two_relu_heads(task)
+    with torch.no_grad():
+        model.W_V[0, 1] *= scale
+        err = (model(batch.x)[0] - batch.y).pow(2).sum(-1)
+    rest = ~batch.is_trigger
+    rest[:, 0] = False
+    bos_gap = float((task.constant - batch.x[0, 0]).pow(2).sum())  # ‖c − x_0‖²
+    return {
+        "ex2_bos_expected": (1 - scale) ** 2 * bos_gap,
+        "ex2_default": float(err[rest].mean()),
+        "ex2_trigger": float(err[batch.is_trigger].mean()),
+        "ex2_bos": float(err[:, 0].mean()),
+    }
+
+
+# ---- the trigger-task sections' sentences ----
+
+
+def _needs(key: str):
+    """A claim on a part of the measures that a call may not pass: it does not hold unmeasured."""
+
+    def wrap(check):
+        def run(m):
+            return check(m) if key in m else (False, "not measured: no such runs passed")
+
+        return run
+
+    return wrap
+
+
+@CHAPTER.claim(
+    "test-reads-built-heads",
+    "On three heads built by hand, the test reads what each writes: nothing, a constant, something informative.",
+    profiles=BOTH,
+)
+@_needs("built_reads")
+def _(m):
+    return m["built_reads"] == "nothing; constant; informative", m["built_reads"]
+
+
+@CHAPTER.claim(
+    "sink-error-falls-with-margin",
+    "The hand-built sink that writes c errs less at the default rows as its margin grows, to float precision at 16.",
+    profiles=BOTH,
+)
+@_needs("sink_err_16")
+def _(m):
+    e = [m[f"sink_err_{k}"] for k in (4, 8, 16)]
+    return e[0] > e[1] > e[2] and e[2] < 1e-9, "; ".join(f"{x:.2g}" for x in e)
+
+
+@CHAPTER.claim(
+    "two-heads-exact",
+    "The two ReLU heads of prop-default-two-heads are exact, with no weight on BOS after row 0; "
+    "so is one ReLU head with the output bias c.",
+    profiles=BOTH,
+)
+@_needs("two_err")
+def _(m):
+    holds = m["two_err"] < 1e-9 and m["two_bos_max"] == 0 and m["bias_err"] < 1e-9
+    return holds, f"largest squared error {m['two_err']:.2g} and {m['bias_err']:.2g}; on BOS {m['two_bos_max']:g}"
+
+
+@CHAPTER.claim(
+    "cd-solved",
+    "Every rule but the two ReLU rules solves the task with default c in every seed; no ReLU seed does.",
+)
+@_needs("cd_n_heads")
+def _(m):
+    return m["cd_solved_others"] and m["cd_solved_relu"] == 0, (
+        f"others all solve: {m['cd_solved_others']}; ReLU seeds that solve: {m['cd_solved_relu']}"
+    )
+
+
+@CHAPTER.claim(
+    "cd-constant-sinks",
+    "The softmax, sigmoid_norm, clipped_softmax and sigmoid heads put over 0.9 of the default rows' "
+    "weight on BOS and make BOS's value c (within 5% of ‖c‖) in every seed; no other rule does both.",
+)
+@_needs("cd_n_heads")
+def _(m):
+    return m["cd_sinks"] == ", ".join(
+        SINK_RULES
+    ), f"{m['cd_sinks'] or 'none'}; least weight {m['cd_sink_mass_min']:.3f}"
+
+
+@CHAPTER.claim(
+    "cd-bos-part-is-c",
+    "In every seed of the seven rules predicted a constant sink, BOS's part of the output at the default "
+    "rows is c to within 0.002 of ‖c‖.",
+)
+@_needs("cd_n_heads")
+def _(m):
+    return m["cd_part_max"] < 0.002, f"{m['cd_n_predicted']} heads; at most {m['cd_part_max']:.2g} of ‖c‖ off"
+
+
+@CHAPTER.claim(
+    "cd-nulls-make-up",
+    "The rules with a null let it take part of some rows and lengthen BOS's value to make up: "
+    "BOS's part of the output is ‖c‖ to two decimals.",
+)
+@_needs("cd_n_heads")
+def _(m):
+    holds = m["cd_null_mass_lo"] < 0.9 and m["cd_null_part_dev"] < 0.005
+    return holds, (
+        f"weight on BOS {m['cd_null_mass_lo']:.2f} to {m['cd_null_mass_hi']:.2f}; "
+        f"part off ‖c‖ by at most {m['cd_null_part_dev']:.2g}"
+    )
+
+
+@CHAPTER.claim(
+    "cd-bos-row-bound",
+    "Every head whose BOS row is on the simplex meets thm-default-sink there: ‖u₀ − c‖ ≤ √(L d MSE).",
+    profiles=BOTH,
+)
+@_needs("cd_n_heads")
+def _(m):
+    return m["cd_bos_row_ok"], f"holds on every such head: {m['cd_bos_row_ok']}"
+
+
+@CHAPTER.claim(
+    "cd-own-row",
+    "clipped_softmax puts exactly 1 on BOS at BOS's own row; sigmoid falls short of 1 there.",
+)
+@_needs("cd_n_heads")
+def _(m):
+    holds = m["cd_clipped_own_row"] == 1.0 and m["cd_sigmoid_short_lo"] > 0
+    return holds, f"clipped {m['cd_clipped_own_row']:g}; sigmoid short by {m['cd_sigmoid_short_lo']:.2g} or more"
+
+
+@CHAPTER.claim(
+    "cd-certified",
+    "From its test error alone, thm-default-loss certifies every softmax and sigmoid_norm head a weight "
+    "on BOS at position 1 of more than 0.9 (on 95% of sequences).",
+)
+@_needs("cd_n_heads")
+def _(m):
+    return m["cd_cert_n"] > 0 and m["cd_cert_lo"] > 0.9, (
+        f"{m['cd_cert_n']} heads: {m['cd_cert_lo']:.3f} to {m['cd_cert_hi']:.3f}"
+    )
+
+
+@CHAPTER.claim(
+    "cd-relu-pays",
+    "The ReLU heads keep under 0.15 of their weight on BOS and pay at the trigger: a relative error over 0.5.",
+)
+@_needs("cd_n_heads")
+def _(m):
+    holds = m["cd_relu_mass_max"] < 0.15 and m["cd_relu_trig_lo"] > 0.5
+    return holds, f"on BOS at most {m['cd_relu_mass_max']:.2f}; trigger {m['cd_relu_trig_lo']:.2f} or more"
+
+
+@CHAPTER.claim(
+    "cd-relu-exact-later",
+    "Two relu seeds are nearly exact at the default rows after BOS's (relative error below 10⁻³); they pay at "
+    "BOS's own row, where they are off (relative error above 1), and the other ReLU heads at the default rows.",
+)
+@_needs("cd_n_heads")
+def _(m):
+    holds = (
+        m["cd_relu_exact_n"] == 2
+        and m["cd_relu_exact_rule"] == "relu"
+        and m["cd_relu_exact_bos_row"] > 1
+        and m["cd_relu_rest_later_min"] >= 1e-3
+    )
+    return holds, (
+        f"{m['cd_relu_exact_n']} ({m['cd_relu_exact_rule']}, seeds {m['cd_relu_exact_seeds']}); "
+        f"BOS's row {m['cd_relu_exact_bos_row']:.2g}; the others at least {m['cd_relu_rest_later_min']:.2g}"
+    )
+
+
+@CHAPTER.claim(
+    "cd-test-reads",
+    "The test reads a constant for every head of the other rules; the ReLU heads read a constant or harmful "
+    "(their mean in place of their output lowers the error).",
+)
+@_needs("cd_n_heads")
+def _(m):
+    holds = (
+        m["cd_others_constant"]
+        and m["cd_n_constant"] + m["cd_n_harmful"] == m["cd_n_heads"]
+        and m["cd_harmful_relu"]
+        and m["cd_harmful_mean_lowers"]
+    )
+    return holds, f"constant {m['cd_n_constant']}, harmful {m['cd_n_harmful']} of {m['cd_n_heads']}"
+
+
+@CHAPTER.claim(
+    "bk-one-layer-nothing",
+    "Every one of Chapter 1's one-layer softmax heads parks on BOS and writes nothing.",
+)
+@_needs("bk_one_parked")
+def _(m):
+    every = m["bk_one_parked"] == m["bk_one_softmax"] > 0
+    return every and m["bk_one_nothing"] == m["bk_one_parked"], (f"{m['bk_one_nothing']} of {m['bk_one_parked']}")
+
+
+@CHAPTER.claim(
+    "bk-residual-constant",
+    "In Chapter 4's residual softmax models every parked head writes a constant but one, which parks "
+    "just over half its weight (under 0.6).",
+)
+@_needs("bk_one_parked")
+def _(m):
+    holds = m["bk_deep_odd"] == 1 and m["bk_deep_odd_mass"] < 0.6 and m["bk_deep_constant"] == m["bk_deep_parked"] - 1
+    return holds, (
+        f"constant {m['bk_deep_constant']} of {m['bk_deep_parked']}; the other: {m['bk_deep_odd_kind']}, "
+        f"weight on BOS {m['bk_deep_odd_mass']:.2f}"
+    )
+
+
+@CHAPTER.claim(
+    "bk-residual-cancel",
+    "Zeroing one of those heads costs more than the tolerance, yet what the heads of a model write there adds "
+    "up to under 0.01 of the largest head's write.",
+)
+@_needs("bk_one_parked")
+def _(m):
+    holds = m["bk_deep_sum_hi"] < 0.01 and m["bk_deep_zero_max"] > 0.01
+    return (
+        holds,
+        f"zeroing up to {m['bk_deep_zero_max']:.2g}; sums {m['bk_deep_sum_lo']:.2g} to {m['bk_deep_sum_hi']:.2g}",
+    )
+
+
+@CHAPTER.claim("bk-relu-nothing", "Every ReLU head of these models reads nothing.")
+@_needs("bk_one_parked")
+def _(m):
+    return m["bk_relu_nothing"], f"all nothing: {m['bk_relu_nothing']}"
+
+
+@CHAPTER.claim(
+    "bk-capped",
+    "Chapter 2's capped heads read harmful up to a cap of 0.95 and nothing from 0.97 on.",
+)
+@_needs("bk_one_parked")
+def _(m):
+    holds = m["bk_cap_harmful_max"] == 0.95 and m["bk_cap_nothing_min"] == 0.97 and m["bk_cap_other"] == 0
+    return holds, f"harmful up to {m['bk_cap_harmful_max']:g}; nothing from {m['bk_cap_nothing_min']:g}"
+
+
+@CHAPTER.claim(
+    "bk-ch5-ch6",
+    "Chapter 5's parked heads write a constant and its other heads nothing; every head of Chapter 6's "
+    "rules reads nothing.",
+)
+@_needs("bk_one_parked")
+def _(m):
+    holds = (
+        m["bk_ch5_parked"] > 0
+        and m["bk_ch5_parked_constant"]
+        and m["bk_ch5_rest_nothing"]
+        and m["bk_ch6_nothing"] == m["bk_ch6_heads"]
+    )
+    return holds, f"Chapter 5: {m['bk_ch5_parked']} parked; Chapter 6: {m['bk_ch6_nothing']} of {m['bk_ch6_heads']}"
+
+
+@CHAPTER.claim(
+    "bk-mlp-undo",
+    "In Chapter 5's models with an MLP block, the heads' writes at the default rows add up to more than the "
+    "largest head's, the same vector at every row (within 1%), and the MLP blocks write its negative (within 5%).",
+)
+@_needs("bk_one_parked")
+def _(m):
+    holds = (
+        m["bk_mlp_models"] > 0
+        and min(m["bk_mlp_lo"], m["bk_mlp_ln_lo"]) > 1
+        and m["bk_mlp_spread"] < 0.01
+        and m["bk_mlp_all"] < 0.05
+    )
+    return holds, (
+        f"sums {m['bk_mlp_lo']:.2g} to {m['bk_mlp_hi']:.2g} ({m['bk_mlp_ln_lo']:.2g} to {m['bk_mlp_ln_hi']:.2g} "
+        f"with LayerNorm); spread {m['bk_mlp_spread']:.2g}; with the MLPs {m['bk_mlp_all']:.2g}"
+    )
+
+
+@CHAPTER.claim("bc-learned", "Every seed learns its task (squared error below 10⁻⁴).")
+@_needs("bc_n")
+def _(m):
+    return m["bc_learned"] == m["bc_n"], f"{m['bc_learned']} of {m['bc_n']}"
+
+
+@CHAPTER.claim(
+    "bc-bos-constant",
+    "Where the trigger asks G, BOS's first-layer output is the same in every sequence: it varies by under 0.01 "
+    "of G's spread and follows G with a gain under 0.01.",
+)
+@_needs("bc_n")
+def _(m):
+    holds = m["bc_z_spread_hi"] < 0.01 and m["bc_z_gain_hi"] < 0.01
+    return holds, f"spread at most {m['bc_z_spread_hi']:.2g}; gain at most {m['bc_z_gain_hi']:.2g}"
+
+
+@CHAPTER.claim(
+    "bc-parked-cancel",
+    "There the rows that ask zero park on BOS in layer 2 (over 0.99) and cancel what layer 1 writes (the two "
+    "add up to under 5% of either); the test reads a constant for both layers.",
+)
+@_needs("bc_n")
+def _(m):
+    holds = m["bc_z_park2_lo"] > 0.99 and m["bc_z_sum_hi"] < 0.05 * m["bc_z_layer_lo"] and m["bc_z_reads"] == "constant"
+    return holds, (
+        f"on BOS {m['bc_z_park2_lo']:.3f} or more; layers {m['bc_z_layer_lo']:.2g} to {m['bc_z_layer_hi']:.2g}, "
+        f"sum {m['bc_z_sum_hi']:.2g}; reads {m['bc_z_reads']}"
+    )
+
+
+@CHAPTER.claim(
+    "bc-would-pass",
+    "Were G′ − G added to BOS's output there, the parked rows would pass on over 0.9 of it.",
+)
+@_needs("bc_n")
+def _(m):
+    return m["bc_z_counter_lo"] > 0.9, f"at least {m['bc_z_counter_lo']:.3f}"
+
+
+@CHAPTER.claim(
+    "bc-mirror-carries",
+    "In the mirror, where BOS's own row asks G, BOS's first-layer output carries G: gain and share explained over 0.8.",
+)
+@_needs("bc_n")
+def _(m):
+    holds = m["bc_m_gain_lo"] > 0.8 and m["bc_m_fit_lo"] > 0.8
+    return holds, f"gain {m['bc_m_gain_lo']:.2f} to {m['bc_m_gain_hi']:.2f}; share at least {m['bc_m_fit_lo']:.2f}"
+
+
+@CHAPTER.claim(
+    "bc-not-read",
+    "No row takes G from BOS: swapping BOS's first-layer output for another sequence's moves the rows that ask "
+    "G by under 0.01 of G′ − G and the rows that ask zero by under 0.05; adding G′ − G there moves the rows that "
+    "ask G by under 0.01.",
+)
+@_needs("bc_n")
+def _(m):
+    holds = (
+        m["bc_varies"] > 0
+        and m["bc_varies_mirror"]
+        and m["bc_swap_gain_hi"] < 0.01
+        and m["bc_swap_move_hi"] < 0.05
+        and m["bc_m_counter_hi"] < 0.01
+    )
+    return holds, (
+        f"BOS varies in {m['bc_varies']} models (mirror only: {m['bc_varies_mirror']}); swap gain "
+        f"{m['bc_swap_gain_hi']:.2g}, move {m['bc_swap_move_hi']:.2g}; added {m['bc_m_counter_hi']:.2g}"
+    )
+
+
+@CHAPTER.claim(
+    "bc-self-gather",
+    "The rows that need G gather it themselves: one layer's output there follows G with gain over 0.85, "
+    "with under 0.1 of that layer's weight on BOS.",
+)
+@_needs("bc_n")
+def _(m):
+    holds = (
+        min(m["bc_z_self_gain_lo"], m["bc_m_self_gain_lo"]) > 0.85
+        and max(m["bc_z_self_bos_hi"], m["bc_m_self_bos_hi"]) < 0.1
+    )
+    return holds, (
+        f"gain {m['bc_z_self_gain_lo']:.3f} (layer 2) and {m['bc_m_self_gain_lo']:.3f} (layer 1, mirror); "
+        f"on BOS at most {max(m['bc_z_self_bos_hi'], m['bc_m_self_bos_hi']):.2g}"
+    )
+
+
+@CHAPTER.claim(
+    "ex1-growth",
+    "On a task with default c′, the trained relu heads' squared error at the default rows after BOS's grows by "
+    "0.95 to 1.05 times ‖c − c′‖², and at the trigger it does not move.",
+)
+@_needs("ex_growth_lo")
+def _(m):
+    holds = 0.95 < m["ex_growth_lo"] and m["ex_growth_hi"] < 1.05 and m["ex_trigger_same"]
+    return holds, f"{m['ex_growth_lo']:.3f} to {m['ex_growth_hi']:.3f}; trigger unchanged: {m['ex_trigger_same']}"
+
+
+@CHAPTER.claim(
+    "ex1-bos-row",
+    "At BOS's own row, the two heads that are off there write zero; the others' error there grows by 0.95 to "
+    "1.05 times ‖c − c′‖².",
+)
+@_needs("ex_growth_lo")
+def _(m):
+    holds = m["ex_off_n"] == 2 and 0.95 < m["ex_bos_ratio_lo"] and m["ex_bos_ratio_hi"] < 1.05
+    return (
+        holds,
+        f"off: {m['ex_off_n']} (seeds {m['ex_off_seeds']}); {m['ex_bos_ratio_lo']:.3f} to {m['ex_bos_ratio_hi']:.3f}",
+    )
+
+
+@CHAPTER.claim(
+    "ex2-where",
+    "With head B's value map scaled by 0.9, the trigger stays exact and the error appears at the default rows "
+    "and at BOS's row, where it is (1 − 0.9)² ‖c − x₀‖².",
+    profiles=BOTH,
+)
+@_needs("ex2_trigger")
+def _(m):
+    holds = m["ex2_trigger"] < 1e-9 and m["ex2_default"] > 1e-3 and abs(m["ex2_bos"] - m["ex2_bos_expected"]) < 1e-4
+    return holds, f"trigger {m['ex2_trigger']:.2g}; default rows {m['ex2_default']:.2g}; BOS's row {m['ex2_bos']:.2g}"
