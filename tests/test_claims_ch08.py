@@ -316,3 +316,22 @@ def test_joint_ablation_of_one_head_is_the_one_head_ablation():
     assert one["mean"] == pytest.approx(float(alone["mean"][1, 0]), abs=1e-6)
     both = ch08.joint_ablation(model, x, [(0, 1), (1, 0)], rows)
     assert both["zero"] != pytest.approx(one["zero"], abs=1e-6)  # two heads at once is another edit
+
+
+def test_late_first_averages_the_last_quarter_and_counts_the_share_above():
+    from attnsink.claims.ch08 import late_first
+
+    first = np.zeros((8, 1, 2))
+    first[-2:, 0, 0] = [0.2, 0.6]  # the last quarter: two measurements
+    mean, above = late_first({"first_mean": first}, 0.3)
+    assert mean.shape == (1, 2) and mean[0, 0] == pytest.approx(0.4) and mean[0, 1] == 0
+    assert above[0, 0] == 0.5 and above[0, 1] == 0
+    with pytest.raises(ValueError, match="first_mean"):
+        late_first({"first_mean": np.zeros((3, 2))}, 0.3)
+
+
+def test_gu_measure_counts_the_first_tokens_own_row():
+    from attnsink.claims.ch08 import gu_measure
+
+    assert gu_measure(0.0, 3) == pytest.approx(0.25)  # only its own row, of four
+    assert gu_measure(1.0, 3) == pytest.approx(1.0)

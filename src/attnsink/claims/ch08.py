@@ -14,7 +14,6 @@ import torch.nn.functional as F
 from ..cache import memoized
 from ..metrics import SINK_EPS, WRITE_TOL, what_it_writes
 from ..profiles import TEXT_TASK
-from ..prose import gu_measure, late_first
 from .base import Chapter
 
 CHAPTER = Chapter("ch8")
@@ -85,6 +84,25 @@ def _late(values, late: float = LATE) -> float:
     """The mean of the last ``late`` share of ``values`` (at least one)."""
     v = np.asarray(values, dtype=float)
     return float(v[-max(1, int(round(late * len(v)))) :].mean())
+
+
+def late_first(history: dict, eps: float, share: float = LATE) -> tuple[np.ndarray, np.ndarray]:
+    """Per head (layers, heads), over the last ``share`` of the measurements of ``history``
+    (``first_mean``: (measurements, layers, heads)): the mean weight on the first token, and
+    the share of those measurements at which it is above ``eps``. One checkpoint's weight moves
+    by several hundredths between measurements; the late mean does not."""
+    first = np.asarray(history["first_mean"], dtype=float)
+    if first.ndim != 3 or not len(first):
+        raise ValueError(f"history['first_mean'] must be (measurements, layers, heads), got shape {first.shape}")
+    late = first[-max(1, int(round(share * len(first)))) :]
+    return late.mean(axis=0), (late > eps).mean(axis=0)
+
+
+def gu_measure(weight: float, queries: int) -> float:
+    """A head's mean weight on the first token counted as Gu et al. (2025) count it, with the
+    first token's own row (weight 1) among the ``queries + 1`` rows, from the book's mean over
+    the ``queries`` rows after it (:func:`attnsink.metrics.first_mean`)."""
+    return (1.0 + queries * weight) / (queries + 1)
 
 
 def loss_frame(runs: list[tuple[str, dict]], late: float = LATE) -> pd.DataFrame:

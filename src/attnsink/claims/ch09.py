@@ -704,6 +704,7 @@ def _constant(runs: pd.DataFrame) -> dict:
         "cd_part_max": float(predicted["part_error"].max()),
         "cd_null_mass_lo": float(nulls["bos_mass_nontrigger"].min()),
         "cd_null_mass_hi": float(nulls["bos_mass_nontrigger"].max()),
+        "cd_null_mass_gap": float(1 - nulls["bos_mass_nontrigger"].max()),  # the text: "all but ..."
         "cd_null_value_hi": float(nulls["bos_value_norm"].max()),
         "cd_null_part_dev": float((nulls["part"] - 1).abs().max()),
         "cd_bos_row_ok": bool((simplex_row["bos_row_gap"] <= simplex_row["bos_row_bound"] + 1e-5).all()),
