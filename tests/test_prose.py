@@ -15,3 +15,18 @@ def test_span_never_writes_a_range_of_zeros():
     assert span([-0.001, 0.001]) == "between \u22120.005 and 0 to under 0.005"
     with pytest.raises(ValueError, match="at least one"):
         span([])
+
+
+def test_bound_rounds_to_the_safe_side():
+    from attnsink.prose import bound, readable
+
+    assert bound(0.01692, "down") == 0.016 and readable(bound(0.01692, "down")) == "0.016"
+    assert bound(0.01692, "up") == 0.017
+    assert bound(4.27e-4, "down") == 4.2e-4 and bound(4.27e-4, "up") == 4.3e-4
+    assert bound(0.9976, "down", 3) == 0.997 and bound(0.29, "down") == 0.29
+    assert bound(-0.0123, "down") == -0.013  # down is towards minus infinity
+    assert bound(0.0, "up") == 0.0
+    with pytest.raises(ValueError, match="side"):
+        bound(0.5, "nearest")
+    with pytest.raises(ValueError, match="digits"):
+        bound(0.5, "up", 0)

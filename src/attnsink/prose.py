@@ -1,6 +1,6 @@
 """Numbers as the text writes them: :func:`readable` for a number glued into a sentence (the
 claims put every measure through it), :func:`number` for a table's cells, :func:`span` for a
-range. The chapters' sentences are written by hand in their markdown (see
+range, :func:`bound` to round a stated bound to its safe side. The chapters' sentences are written by hand in their markdown (see
 :mod:`attnsink.claims`); only the numbers come from here.
 """
 
@@ -81,3 +81,23 @@ def span(values, digits: int = 2) -> str:
 
     lo, hi = fmt(float(v.min())), fmt(float(v.max()))
     return lo if lo == hi else f"{lo} to {hi}"
+
+
+def bound(x: float, side: str, digits: int = 2) -> float:
+    """``x`` rounded to ``digits`` significant figures on the safe side of a bound the text
+    states: ``side="down"`` for "at least" (0.01692 -> 0.016), ``"up"`` for "at most" (4.27e-4
+    -> 4.3e-4 stays an upper bound). Put a measure through it before :func:`readable` prints it,
+    so that a rounded lower bound is never above what was measured."""
+    import math
+
+    if side not in ("down", "up"):
+        raise ValueError(f"side must be 'down' or 'up', got {side!r}")
+    if not isinstance(digits, int) or isinstance(digits, bool) or digits < 1:
+        raise ValueError(f"digits must be an integer >= 1, got {digits!r}")
+    x = float(x)
+    if x == 0 or not math.isfinite(x):
+        return x
+    scale = 10.0 ** (digits - 1 - math.floor(math.log10(abs(x))))
+    step = math.floor if side == "down" else math.ceil
+    y = step(round(x * scale, 9)) / scale  # round(.., 9): 0.29 * 100 is 28.999999999999996
+    return float(f"{y:.{digits}g}")
