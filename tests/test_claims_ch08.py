@@ -94,7 +94,27 @@ GOOD = {
     "sc_overfit": 0.09,
     "_sc_large_top": 0.3,
     "_ctx_near_min": 0.54,
-    "ctx_long_near": "0.54–0.60",
+    "ctx_long_near": "0.54–0.61",
+    "ctx_near_queries": 62,
+    "_ctx_near_is_top": True,
+    "_ctx_short_max": 0.287,
+    "plain_crossed_runs": 6,
+    "_plain_near_crossed": 3,
+    "plain_peak": 0.607,
+    "plain_peak_step": "200",
+    "_plain_peak_setting": "English, lr 0.01, weight decay 0.1",
+    "lr003_peak": 0.36,
+    "_trained_norm_max": 14.52,
+    "_collapsed_norm_min": 87.1,
+    "_collapsed_loss_min": 1.64,
+    "_soft01_loss_max": 1.46,
+    "collapsed_loss": "1.64–2.03",
+    "soft01_loss": "1.43–1.46",
+    "seed_range": 0.017,
+    "relu_best_setting": "lr 0.01, weight decay 0",
+    "relu_second": "1.371",
+    "relu_second_setting": "lr 0.003, weight decay 0.1",
+    "_relu_top2_gap": 0.0023,
     "ctx_mean_min": 0.0026,
     "n_ctx_nothing": 1,
     "n_ctx_constant": 1,
@@ -159,7 +179,12 @@ BREAKS = {
     "plain-on-the-edge": {"_plain_late_top": 0.29},
     "gu-count-differs": {"plain_gu_over": 0},
     "more-text-higher": {"sc_overfit": 0.0},
-    "context-sinks-park-early": {"_ctx_near_min": 0.4},
+    "context-sinks-park-early": {"_ctx_near_is_top": False},
+    "context-long-above-short": {"_ctx_short_max": 0.6},
+    "plain-crossed-on-the-way": {"_plain_near_crossed": 2},
+    "collapse-costs-loss": {"_soft01_loss_max": 1.7},
+    "collapsed-norm-large": {"trained_norm_max": 14.0},
+    "relu-best-two-tie": {"_relu_top2_gap": 0.02},
     "near-misses-lean": {"_plain_top": 0.2},
     "context-sinks": {"ctx_long_counts": "1, 0"},
     "context-sinks-small-values": {"ctx_value": "0.09–0.25"},
@@ -167,7 +192,7 @@ BREAKS = {
     "context-lowers-loss": {"_ctx_long_loss": 1.4},
     "softmax-ahead": {"seeds_ahead": 14},
     "gap-small-at-01": {"_pair_01_max": 0.05},
-    "best-against-best": {"_best_gap": 0.05},
+    "best-against-best": {"_best_gap": 0.02},
     "relu-trains-without-decay": {"relu0_min": 1.4},
     "relu-silent-by-emptying": {"cond_relu_first": 0.05},
     "softmax-silent-without-a-sink": {"_cond_soft_shrink_min": 1.2},
@@ -285,6 +310,9 @@ def test_chapter_8_measures_read_the_runs(monkeypatch):
     assert (m["n_collapsed_soft0"], m["n_collapsed_sinks"], m["collapsed_constant"]) == (1, 1, 1)
     assert m["plain_sinks"] == 0 and m["plain_top"] == "0.200"
     assert (m["ctx_long_counts"], m["ctx_short_sinks"], m["ctx_long_near"]) == ("1", 0, "0.60")
+    assert m["_ctx_near_is_top"] and m["_ctx_short_max"] == pytest.approx(0.1)
+    # the made-up histories rise linearly to their end: no plain head crosses ε on the way
+    assert (m["plain_crossed_runs"], m["_plain_near_crossed"], m["tx_wd"]) == (0, 0, "0.1")
     # softmax ends at 1.5 and ReLU at 1.6 everywhere; weight decay 0 is left out (softmax collapsed)
     assert m["n_compared"] == 3 and m["softmax_ahead"] == 3 and m["relu0_loss"] != "–"
     assert "English, lr 0.01, weight decay 0" not in m["_compared"].index
