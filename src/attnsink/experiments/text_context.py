@@ -34,8 +34,10 @@ def batch_for(seq_len: int) -> int:
 @torch.no_grad()
 def context_heads(model: lm.GPT, windows: torch.Tensor, near: int) -> dict:
     """Per head, on the validation ``windows`` (read on the positions the model trained on):
-    the mean weight on the first token over queries 1 .. ``near`` - 1 (``first_near``, the
-    positions a window of ``near`` characters has) and over every query (``first_mean``);
+    the mean weight on the first token over queries 1 .. ``near`` - 1 (``first_near``: one
+    query more than a model trained on windows of ``near`` tokens, BOS included, has after
+    BOS; chapter 8 recomputes queries 1 .. ``near`` - 2 from the stored models in
+    :mod:`attnsink.claims.ch08`) and over every query (``first_mean``);
     Sink_1^eps of both; and the first token's value norm over the median other token's
     (``value_ratio``); and what each head writes at its sink rows (:func:`attnsink.lm.sink_rows`),
     by :func:`attnsink.lm.ablate_heads` (``ablate_zero``, ``ablate_mean``, ``ablate_first``,
