@@ -77,6 +77,8 @@ GOOD = {
     "least4_099": "2.05",
     "_random_violations": 0,
     "random_pairs": 15120,
+    "random_slack": 1.3e-6,
+    "_random_slack": 1.24e-6,
     "cancel_move": 0.82,
     "cancel_layer_move": 0.0,
     "_cancel_violations": 0,
@@ -112,11 +114,14 @@ GOOD = {
     "cost_34": 3174.0,
     "cost_09": 45.2,
     "price_soft_weight": 3.1,
+    "_price_soft_weight": 3.058,
+    "price_soft_weight_lo": 2.6,
     "_paths_fall": True,
     "_two_weight": 2.0,
     "price_two_err": 6.8e-12,
     "price_soft_err": 1.5e-5,
-    "price_relu_off": 3.8e-4,
+    "price_relu_off": 3.9e-4,
+    "_price_relu_off": 3.85e-4,
     "price_relu_err": 2.06e-5,
     "price_relu_lo": 2.59,
     "price_relu_hi": 8.28,
@@ -156,6 +161,7 @@ BREAKS = {  # claim -> a change of the measures that makes it false
     "gap-grows-with-theta": {"_gaps": _gaps(**{"least weight ≥": (4, 4.0)})},
     "price-above-two": {"_gaps": _gaps(**{"least weight ≥": (1, 1.9)})},
     "anchor-holds-random": {"_random_violations": 1},
+    "random-slack": {"_random_slack": 1.31e-6},  # the text's bound rounded the wrong way
     "cancelling-heads-move": {"cancel_layer_move": 0.01},
     "anchor-holds-trained": {"_trained_violations": 3},
     "paper-recipe": {"_full_recipe": (1e-3, 50_000)},
@@ -169,7 +175,8 @@ BREAKS = {  # claim -> a change of the measures that makes it false
     "soft-breaks-caps": {"price_soft_trigger_row": 0.95},
     "caps-cost": {"cost_34": 2e6},
     "two-heads-cheap": {"_two_weight": 2.5},
-    "relu-off": {"price_relu_off": 0.02},
+    "soft-weight": {"_price_soft_weight": 3.12},
+    "relu-off": {"price_relu_off": 0.02, "_price_relu_off": 0.015},
 }
 
 
@@ -206,6 +213,10 @@ def test_claims_catch_more_than_one_way_to_fail():
     assert not by_id["trigger-mean-under-cap"].run({**GOOD, "price_soft_trigger_row": 0.74})[0]
     assert not by_id["relu-cheap"].run({**GOOD, "price_relu_path_least": math.nan})[0]
     assert not by_id["relu-cheap"].run({**GOOD, "price_relu_err": 3e-5})[0]
+    assert not by_id["relu-off"].run({**GOOD, "price_relu_off": 3.8e-4})[0]  # rounded the wrong way
+    assert not by_id["random-slack"].run({**GOOD, "_random_slack": 2e-5, "random_slack": 2e-5})[0]
+    assert not by_id["soft-weight"].run({**GOOD, "price_soft_weight_lo": 1.9})[0]
+    assert not by_id["soft-weight"].run({**GOOD, "_price_soft_weight": 3.15, "price_soft_weight": 3.2})[0]
 
 
 def test_at_most_rounds_up_and_sig_rounds():
