@@ -1,4 +1,4 @@
-"""attnsink: the library behind the book "Attention sinks, proved and shown by experiment".
+"""attnsink: the library behind the book "Attention sinks: proofs and experiments".
 
 Train the attention models of Ran-Milo (2026) on the trigger-conditional task, measure
 their sinks and draw the book's figures. Read it bottom up: :mod:`~attnsink.task` and
