@@ -21,6 +21,15 @@ GOOD = {  # the full runs' measures, rounded
     "gap_abs": 7.7e-4,
     "n_worse": 18,
     "n_pairs": 20,
+    "n_worse_rule_min": 4,
+    "n_paired_seeds": 5,
+    "paired_abs": 0.0015,
+    "soft_seed_span": 0.0020,
+    "nobos_every_first_max": 0.21,
+    "relu_l1_row": 6.4e-4,
+    "sigmoid_l1_row": 0.37,
+    "softmax1_l1_row": 0.93,
+    "sink_logit_l1_row": 0.33,
     "soft_first_min": 0.993,
     "leave_every_seed": True,
     "n_leave": 11,
@@ -44,8 +53,8 @@ GOOD = {  # the full runs' measures, rounded
     "bos_entropy": 0.0013,
     "nobos_soft_copy": 1.0,
     "bos_soft_copy": 0.9998,
-    "nobos_soft_excess": 0.012,
-    "bos_soft_excess": 0.012,
+    "nobos_soft_excess": 0.0122,
+    "bos_soft_excess": 0.0116,
     "where_largest_max": 0.50,
     "where_row_top": 0.999,
     "where_over_half_max": 0.46,
@@ -141,6 +150,10 @@ BREAKS = {  # claim -> a change of the measures that makes it false
     "phantom-takes-row": {"softmax1_row_max": 0.3},
     "no-bos-no-sink": {"nobos_first_max": 0.35},
     "no-bos-learns": {"nobos_soft_copy": 0.95},
+    "no-bos-as-well": {"nobos_soft_excess": 0.0140},
+    "no-bos-no-head-parks": {"nobos_every_first_max": 0.35},
+    "paired-within-seed-span": {"paired_abs": 0.0021},
+    "second-layer-not-off": {"relu_l1_row": 0.05},
     "no-bos-rows-spread": {"where_largest_max": 0.6},
     "no-bos-single-rows": {"where_row_top": 0.8},
     "leavers-look-back": {"look_previous_min": 0.85},
@@ -197,6 +210,11 @@ MORE_BREAKS = [  # the other branches of the claims that check several numbers
     ("no-bos-no-sink", {"nobos_entropy": 0.4}),
     ("no-bos-no-sink", {"bos_entropy": 0.6}),
     ("no-bos-learns", {"nobos_soft_excess": 0.05}),
+    ("no-bos-as-well", {"nobos_soft_excess": 0.0090}),
+    ("no-bos-as-well", {"nobos_soft_copy": 0.997}),
+    ("paired-within-seed-span", {"n_worse_rule_min": 3}),
+    ("paired-within-seed-span", {"n_paired_seeds": 0, "n_worse_rule_min": 0}),
+    ("second-layer-not-off", {"sink_logit_l1_row": 0.1}),
     ("no-bos-rows-spread", {"nb_rest_entropy_min": 0.8}),
     ("missing-bos-costs", {"pos_excess_plain": 0.05}),
     ("triggers-need-the-layer", {"layer0_trig_min": 0.004, "single_trig_max": 0.001}),
@@ -340,6 +358,21 @@ def test_chapter_7_measures_read_the_runs(fake, measured):
     assert m["n_ctl_leave"] + len(m["_control"][m["_control"]["first_trigger"] >= ch07.LEAVE]) == 2
     # where the heads look: read on the sequences backcopy_metrics reads, so one number for both
     assert m["where_first_max"] == pytest.approx(m["nobos_first_max"], abs=1e-5)
+    assert m["nobos_first_max"] <= m["nobos_first_at_most"] and m["nobos_first_max"] <= m["nobos_every_first_max"]
+    assert m["n_paired_seeds"] == 1 and 0 <= m["n_worse_rule_min"] <= 1  # one seed: one pair per rule
+    assert (
+        m["paired_abs"]
+        >= float(
+            m["_runs"]
+            .query("bos")
+            .groupby("attention")["loss"]
+            .mean()
+            .sub(m["_runs"].query("bos and attention == 'softmax'")["loss"].iloc[0])
+            .abs()
+            .max()
+        )
+        - 1e-12
+    )
     assert m["look_n"] == m["n_leave"] and m["nb_look_n"] == m["nb_n_copy"]
     assert m["where_largest_min"] <= m["where_largest_max"] <= m["where_row_top"] <= 1
     # token by token: every first token of the language without BOS, each mean inside the range
