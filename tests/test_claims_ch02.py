@@ -15,6 +15,7 @@ from attnsink.construct import softmax_solution
 GOOD = {  # the full runs' measures, as the chapter quotes them
     "family_monotone": True,
     "family_top_bos": 0.99995,
+    "family_top_bos_min": 0.99991,
     "family_top_mse": 2.2e-10,
     "n_rows": 50_400,
     "n_violations": 0,
@@ -42,15 +43,21 @@ GOOD = {  # the full runs' measures, as the chapter quotes them
     "_markers_above": 0,
     "_trained_room_min": 447.0,
     "leak_share_min": 0.051,
-    "leak_ratio_min": 3.6,
-    "leak_ratio_max": 13.8,
-    "short_ratio_max": 5.5,
-    "_plain_ratio_min": 6.8,
+    "leak_ratio_min": 3.5,
+    "leak_ratio_max": 13.2,
+    "short_ratio_max": 5.3,
+    "_plain_ratio_min": 6.6,
     "_leak_grows": True,
-    "_family_ratio": 380.0,
+    "_family_ratio": 345.0,
     "_late_share": 0.996,
     "_mu_vac_max": 0.047,
     "_capped_above": True,
+    "_floor_positive": True,
+    "_floor_cap0": 5.38e-4,
+    "capped_budget": 20_000,
+    "ch1_budget": 50_000,
+    "_below_ran_budget": True,
+    "uncapped_steps_max": 921,
     "_caps_span": (0.0, 1.0),
     "ratio": 92_000.0,
     "_uncapped_stopped": True,
@@ -72,7 +79,8 @@ GOOD = {  # the full runs' measures, as the chapter quotes them
     "_nb_bound_max": 0.113,
     "_relu_below": True,
     "_relu_nb_mse": 7.6e-8,
-    "nb_floor": 4.3e-4,
+    "nb_floor": 4.2e-4,
+    "_nb_floor": 4.27e-4,
     "_markov_max": -0.05,
     "_tube_1": 0.0011754,
     "_tube_formula": 0.0011754,
@@ -88,7 +96,7 @@ GOOD = {  # the full runs' measures, as the chapter quotes them
 }
 
 BREAKS = {  # claim -> a change of the measures that makes it false
-    "family-sinks-as-error-falls": {"family_top_bos": 0.999},
+    "family-sinks-as-error-falls": {"family_top_bos_min": 0.9998},
     "no-row-violates": {"n_violations": 1},
     "hand-built-bound-close": {"hand_ratio": 1.3},
     "distances-are-accurate": {"_max_gap": 2e-3},
@@ -108,6 +116,8 @@ BREAKS = {  # claim -> a change of the measures that makes it false
     "hand-built-far-inside": {"_late_share": 0.9},
     "small-leak-voids-it": {"_mu_vac_max": 0.2},
     "capped-above-floors": {"_capped_above": False},
+    "capped-floor-positive": {"_floor_positive": False},
+    "capped-budget-shorter": {"capped_budget": 50_000},
     "cap-zero-far-worse": {"ratio": 50.0},
     "error-falls-where-floor-binds": {"_bound_stopped": 1},
     "no-capped-head-stops": {"n_free_stopped": 1},
@@ -144,6 +154,8 @@ def test_more_branches_fail():
         ("leaks-come-close", {"leak_share_min": 0.04}),
         ("hand-built-far-inside", {"_family_ratio": 90.0}),
         ("cap-zero-far-worse", {"_uncapped_stopped": False}),
+        ("capped-budget-shorter", {"_below_ran_budget": False}),
+        ("capped-budget-shorter", {"uncapped_steps_max": 12_000}),
         ("cap-zero-far-worse", {"_caps_span": (0.1, 1.0)}),
         ("no-capped-head-stops", {"_all_fall": False}),
         ("no-capped-head-stops", {"n_free": 0}),
@@ -229,6 +241,8 @@ def _capped():
                     "sq_bound_nontrigger_row": 1e-5,
                     "mean_d": d,
                     "stop_linf": 0.005,
+                    "budget": 20_000,
+                    "chapter 1 budget": 50_000,
                 }
             )
     return pd.DataFrame(rows)
@@ -243,10 +257,12 @@ def made_up():
             "rel_err_trigger": [0.03, 2e-12],
             "rel_err_nontrigger": [0.7, 3e-9],
             "bos_mass_nontrigger": [0.16, 0.99995],
+            "bos_mass_min": [0.06, 0.99991],
         }
     )
     checks = pd.DataFrame(
         {
+            "mass off BOS": [0.01, 0.01],
             "intended share": [0.01, 0.04],
             "fraction leaking": [0.0108, 0.0395],
             "eta": [6e-6, 2.4e-5],
@@ -305,7 +321,7 @@ def made_up():
             "mse": [2.3e-3, 2.3e-3, 7e-8],
             "rel_err_trigger": [0.42, 0.43, 1e-6],
             "bound on rel_err_trigger": [0.11, 0.113, float("nan")],
-            "MSE floor": [4.3e-4] * 3,
+            "MSE floor": [4.27e-4] * 3,
         }
     )
     shrunk = {"rel_err_trigger": 0.98, "rel_err_nontrigger": 1e-4, "holds": True}
@@ -356,6 +372,9 @@ def test_chapter_2_measures_read_the_made_up_frames():
     assert m["above_max"] == pytest.approx(5e-4 / 1.8e-5)
     assert m["cap0_trig"] == pytest.approx(0.48) and m["bound_cap0"] == "0.10" and m["capped_seeds"] == 2
     assert m["_nb_above"] and m["_relu_below"] and m["nb_n"] == 2 and m["nb_err_min"] == "0.42"
+    assert m["nb_floor"] == 4.2e-4 and m["floor_cap0"] == 5e-4 and m["_floor_positive"]  # floors: rounded down
+    assert (m["capped_budget"], m["ch1_budget"], m["uncapped_steps_max"], m["leak_mu"]) == (20_000, 50_000, 800, "0.01")
+    assert m["family_top_bos_min"] == pytest.approx(0.99991) and m["_below_ran_budget"]
     report = claims.run_claims("ch2", "full", **made_up())
     assert {r["id"] for r in report.rows if not r["holds"]} == set()
 
@@ -408,9 +427,11 @@ def test_the_analyses_run_on_small_inputs(monkeypatch, tmp_path):
 
 def test_capped_and_no_bos_runs_get_their_floors():
     task = TriggerTask()
-    raw = _capped().drop(columns=["MSE floor", "bound on rel_err_trigger", "stop_linf"])
-    cb = SimpleNamespace(frame=lambda: raw.copy(), settings=SimpleNamespace(stop_linf=0.004))
+    raw = _capped().drop(columns=["MSE floor", "bound on rel_err_trigger", "stop_linf", "budget", "chapter 1 budget"])
+    settings = SimpleNamespace(stop_linf=0.004, steps=20_000)
+    cb = SimpleNamespace(frame=lambda: raw.copy(), settings=settings, profile="full")
     capped = ch02.capped_runs(cb, task)
+    assert (capped.budget == 20_000).all() and (capped["chapter 1 budget"] == 50_000).all()
     assert (capped.stop_linf == 0.004).all() and (capped[capped.cap == 1.0]["MSE floor"] == 0).all()
     assert capped.groupby("cap")["MSE floor"].first().loc[[0.0, 0.5, 0.9]].is_monotonic_decreasing
     by_cap = ch02.capped_by_cap(capped)
