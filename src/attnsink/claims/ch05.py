@@ -12,8 +12,9 @@ import pandas as pd
 
 from ..analysis import kind_counts, median_steps
 from ..cache import STORE_HISTORY_POINTS
-from ..metrics import OFF_MASS, SINK_MASS, sink_timing
+from ..metrics import OFF_MASS, SINK_MASS, evaluate, sink_timing
 from ..profiles import FIGURE_TRIGGER_POS
+from ..prose import bound
 from ..spec import PAPER_STOP
 from .base import Chapter
 
@@ -53,6 +54,41 @@ def deep_timing(deep) -> pd.DataFrame:
     return pd.DataFrame(rows, columns=["n_layers", "seed", "sink", "loss10", "loss100"])
 
 
+def deep_relu_sinks(deep) -> int:
+    """How many ReLU deeper models ever have a head whose BOS mass reaches 0.9 in training."""
+    relu = [r for (rule, _, _), trained in deep.results.items() if rule == "relu" for r in trained]
+    return sum(sink_timing(r.history)["step_sink"] is not None for r in relu)
+
+
+def capped_measures(deep) -> dict:
+    """Exercise 5.2: every softmax deeper model, trained and with BOS's weight capped at one half
+    (``softmax_cap0.5``), on 500 test sequences: the relative errors, as bounds the text states."""
+    from ..construct import with_attention
+
+    rows = []
+    for (rule, _, _), trained in deep.results.items():
+        for r in trained if rule == "softmax" else []:
+            if getattr(r, "model", None) is None:  # a record without its model: nothing to cap
+                continue
+            for how, model in (("trained", r.model), ("capped", with_attention(r.model, "softmax_cap0.5"))):
+                found = evaluate(model, deep.task, n=500).summary()
+                rows.append({"how": how, "rest": found["rel_err_nontrigger"], "trig": found["rel_err_trigger"]})
+    errors = pd.DataFrame(rows, columns=["how", "rest", "trig"])
+    before, after = errors[errors.how == "trained"], errors[errors.how == "capped"]
+    if not len(after):  # no models to cap
+        nan = float("nan")
+        return {f"ex2_{w}_{k}": nan for w in ("rest", "trig") for k in ("before", "lo", "hi")} | {"ex2_n": 0}
+    return {
+        "ex2_rest_before": bound(before.rest.max(), "up"),
+        "ex2_trig_before": bound(before.trig.max(), "up"),
+        "ex2_rest_lo": bound(after.rest.min(), "down"),
+        "ex2_rest_hi": bound(after.rest.max(), "up"),
+        "ex2_trig_lo": bound(after.trig.min(), "down"),
+        "ex2_trig_hi": bound(after.trig.max(), "up"),
+        "ex2_n": int(len(after)),
+    }
+
+
 def deep_measures(deep) -> dict:
     """The paper's deeper models: settings, sinks, off heads, errors, head kinds, and what the
     four head grids show (the first test sequence, trigger at position 7)."""
@@ -84,8 +120,8 @@ def deep_measures(deep) -> dict:
         "relu_max_mass": float(relu.attn_mass_nontrigger.max()),
         "n_deep_runs": int(len(runs)),
         "n_deep_stopped": int(runs.stopped_early.sum()),
-        "deep_linf": float(runs.linf.max()),
-        "deep_linf_min": float(runs.linf.min()),
+        "deep_linf": bound(runs.linf.max(), "up"),
+        "deep_linf_min": bound(runs.linf.min(), "down"),
         "deep_rel_err": float(runs[["rel_err_trigger", "rel_err_nontrigger"]].max().max()),
         "steps_soft_small": int(steps["softmax", 2]),
         "steps_relu_small": int(steps["relu", 2]),
@@ -108,14 +144,17 @@ def deep_measures(deep) -> dict:
         "soft_heads": int(len(soft_heads)),
         "soft_sinks": int(len(sink_bos)),
         "soft_sink_bos_min": float(sink_bos[0]) if len(sink_bos) else float("nan"),
-        "soft_sink_bos_next": float(sink_bos[1]) if len(sink_bos) > 1 else float("nan"),
+        "soft_sink_bos_next": bound(sink_bos[1], "down") if len(sink_bos) > 1 else float("nan"),
+        "_soft_sink_bos_next": float(sink_bos[1]) if len(sink_bos) > 1 else float("nan"),
         "soft_sink_bos_median": float(np.median(sink_bos)) if len(sink_bos) else float("nan"),
-        "deep_linf_x_lo": float(runs.linf.min() / PAPER_STOP),
-        "deep_linf_x_hi": float(runs.linf.max() / PAPER_STOP),
+        "deep_linf_x_lo": bound(runs.linf.min() / PAPER_STOP, "down"),
+        "deep_linf_x_hi": bound(runs.linf.max() / PAPER_STOP, "up"),
+        "_deep_linf_x": (float(runs.linf.min() / PAPER_STOP), float(runs.linf.max() / PAPER_STOP)),
         "small_linf": float(small_runs.linf.max()),
         "deep_timing_n": int(len(timing)),
         "deep_timing_before": int(before.sum()),
         "deep_timing_before100": int(before100.sum()),
+        "deep_relu_sink_runs": deep_relu_sinks(deep),
         "n_relu_heads": int(len(relu)),
         "n_relu_off": int((relu.kind == "off").sum()),
         "off_mass": f"{OFF_MASS:g}",
@@ -133,16 +172,19 @@ def blocks_measures(extra) -> dict:
     soft, relu = runs[runs.attention == "softmax"], heads[heads.attention == "relu"]
     mass = relu.attn_mass_nontrigger.sort_values(ascending=False)
     mlp, ln = runs[runs.blocks == "mlp"], runs[runs.layer_norm.astype(bool)]
+    ln_blocks = set(ln.blocks)
     ln_soft, ln_relu = ln[ln.attention == "softmax"], ln[ln.attention == "relu"]
     return {
         "blocks_seeds": int(extra.settings.seeds),
         "blocks_steps": int(extra.settings.steps),
+        "_blocks_lr": float(extra.settings.lr),
         "blocks_soft_min": float(soft.max_head_bos_mass_nontrigger.min()),
         "blocks_relu_heads": int(len(relu)),
         "blocks_relu_off": int((relu.kind == "off").sum()),
         "blocks_relu_top": f"{mass.iloc[0]:.3g}",
         "_blocks_relu_top": float(mass.iloc[0]),
         "_blocks_relu_top_bos": float(relu.loc[mass.index[0], "bos_mass_nontrigger"]),
+        "_blocks_relu_top_ln": relu.loc[mass.index[0], "blocks"] in ln_blocks,
         "blocks_relu_next": float(mass.iloc[1]),
         "mlp_runs": int(len(mlp)),
         "mlp_stopped": int(mlp.stopped_early.sum()),
@@ -187,7 +229,9 @@ def sweep_measures(sw) -> dict:
         "sweep_settings": int(len(runs[["seq_len", "d_model", "lr"]].drop_duplicates())),
         "width_narrow": int(widths[0]),
         "_sweep_lr_range": (float(min(points["lr"])), float(top_lr)),
-        "sweep_soft_min_bos": float(soft.bos_mass_nontrigger.min()),
+        "sweep_soft_runs": int(len(soft)),
+        "sweep_soft_min_bos": bound(soft.bos_mass_nontrigger.min(), "down", 3),
+        "_sweep_soft_min_bos": float(soft.bos_mass_nontrigger.min()),
         "sweep_relu_max_mass": float(relu.attn_mass_nontrigger.max()),
         "sweep_linf": float(runs.linf.max()),
         "len_short": int(short),
@@ -220,14 +264,12 @@ def sweep_measures(sw) -> dict:
         "wide_relu_linf_lo": float(wide_relu.linf.min()),
         "wide_relu_linf_hi": float(wide_relu.linf.max()),
         "wide_relu_mse": float(wide_relu.mse.max()),
-        **_sink_timing(soft),
-        "history_points": STORE_HISTORY_POINTS,
-        "top_stride": -(-cap // STORE_HISTORY_POINTS),
+        **_sink_timing(soft, cap, top_lr),
         "relu_sink_runs": int(relu.step_sink.notna().sum()),
     }
 
 
-def _sink_timing(soft: pd.DataFrame) -> dict:
+def _sink_timing(soft: pd.DataFrame, cap: int, top_lr: float) -> dict:
     """When the sink forms, relative to when the loss settles, over the softmax runs: the ratio of
     the two first steps, bracketed because the stored history keeps only every k-th step."""
     ratio = soft.step_sink / soft.step_loss  # as read on a history that keeps every k-th step
@@ -237,7 +279,12 @@ def _sink_timing(soft: pd.DataFrame) -> dict:
     ratio_hi = soft.step_sink / (soft.step_loss - k + 1)
     width = ratio_hi - ratio_lo
     coarse = width > 0.1
+    coarse_top = coarse & (soft.lr == top_lr) & (soft.steps == cap)
     return {
+        "history_points": STORE_HISTORY_POINTS,
+        "top_stride": -(-cap // STORE_HISTORY_POINTS),
+        "timing_every_step": int(((k == 1) & ratio.notna()).sum()),
+        "timing_coarse_top": int(coarse_top.sum()),
         "timing_n": int(ratio.notna().sum()),
         "timing_before": int((ratio < 1).sum()),
         "timing_median": float(ratio.median()),
@@ -304,7 +351,7 @@ def measures(deep, extra, sw) -> dict:
     """The numbers chapter 5 quotes, from :func:`~attnsink.experiments.multi_layer`'s
     ``deep``, :func:`~attnsink.experiments.blocks`'s ``extra`` and
     :func:`~attnsink.experiments.sweep`'s ``sw``."""
-    return {**deep_measures(deep), **blocks_measures(extra), **sweep_measures(sw)}
+    return {**deep_measures(deep), **capped_measures(deep), **blocks_measures(extra), **sweep_measures(sw)}
 
 
 # ---- the paper's deeper models ----
@@ -341,11 +388,12 @@ def _(m):
 
 @CHAPTER.claim(
     "deep-test-error",
-    "Over the test sequences every model's largest error lies between 1.5 and 3.1 times the stopping rule's 0.005.",
+    "Over the test sequences every model's largest error lies between 1.5 and 3.2 times the stopping rule's 0.005.",
 )
 def _(m):
-    ok = 1 < m["deep_linf_x_lo"] and m["deep_linf_x_hi"] < 3.5
-    times = f"{m['deep_linf_x_lo']:.2f} to {m['deep_linf_x_hi']:.2f} times"
+    lo, hi = m["_deep_linf_x"]
+    ok = 1.5 <= lo and hi <= 3.2 and (m["deep_linf_x_lo"], m["deep_linf_x_hi"]) == (1.5, 3.2)
+    times = f"{lo:.3f} to {hi:.3f} times"
     return ok, f"{m['deep_linf_min']:.4f} to {m['deep_linf']:.4f}: {times}"
 
 
@@ -394,13 +442,17 @@ def _(m):
 @CHAPTER.claim(
     "most-heads-sink",
     "Over half the softmax heads of the deeper models are sinks (mean BOS mass at least 0.5 at the non-trigger "
-    "rows); all sinks but one put at least 0.85 there, that one just over 0.5.",
+    "rows); all sinks but one put at least 0.89 there, that one just over 0.5.",
 )
 def _(m):
     over_half = m["soft_sinks"] > m["soft_heads"] / 2 and SINK_MASS == 0.5
-    ok = over_half and m["soft_sink_bos_next"] >= 0.85 and 0.5 <= m["soft_sink_bos_min"] < 0.6
+    ok = (
+        over_half
+        and m["_soft_sink_bos_next"] >= m["soft_sink_bos_next"] == 0.89
+        and 0.5 <= m["soft_sink_bos_min"] < 0.6
+    )
     shown = f"{m['soft_sinks']} of {m['soft_heads']}"
-    return ok, f"{shown}; BOS mass {m['soft_sink_bos_min']:.2f}, then from {m['soft_sink_bos_next']:.2f}"
+    return ok, f"{shown}; BOS mass {m['soft_sink_bos_min']:.2f}, then from {m['_soft_sink_bos_next']:.4f}"
 
 
 @CHAPTER.claim(
@@ -425,6 +477,25 @@ def _(m):
 
 
 @CHAPTER.claim(
+    "blocks-recipe", "The models with MLP blocks or LayerNorm train as the deeper ones do: same seeds, rate and cap."
+)
+def _(m):
+    ok = m["blocks_seeds"] == m["n_seeds"] and m["blocks_steps"] == m["deep_steps"] and m["_blocks_lr"] == m["_deep_lr"]
+    return ok, f"{m['blocks_seeds']} seeds, lr {m['_blocks_lr']:g}, {m['blocks_steps']:,} steps"
+
+
+@CHAPTER.claim(
+    "relu-all-but-one",
+    "Over the deeper models, the blocks and the sweeps, every ReLU head but one keeps under 0.001 of weight at the "
+    "non-trigger rows; that one keeps just under 0.1.",
+)
+def _(m):
+    rest = max(m["relu_max_mass"], m["blocks_relu_next"], m["sweep_relu_max_mass"])
+    ok = rest < 1e-3 and 0.05 < m["_blocks_relu_top"] < OFF_MASS
+    return ok, f"all others at most {rest:.2g}; that one {m['_blocks_relu_top']:.4f}"
+
+
+@CHAPTER.claim(
     "blocks-softmax-sinks",
     "With an MLP block, pre-LayerNorm or both, every softmax model has a head that puts at least 0.99 on BOS.",
     profiles=BOTH,
@@ -445,11 +516,13 @@ def _(m):
 
 @CHAPTER.claim(
     "one-relu-head-near-threshold",
-    "One ReLU head keeps just under 0.1 of weight at the non-trigger rows, nearly all of it on BOS.",
+    "One ReLU head, in a model with pre-LayerNorm, keeps just under 0.1 of weight at the non-trigger rows, "
+    "nearly all of it on BOS.",
 )
 def _(m):
     top, bos = m["_blocks_relu_top"], m["_blocks_relu_top_bos"]
-    return 0.05 < top < OFF_MASS and bos > 0.95 * top, f"{top:.4f}, {bos:.4f} on BOS"
+    ok = 0.05 < top < OFF_MASS and bos > 0.95 * top and m["_blocks_relu_top_ln"]
+    return ok, f"{top:.4f}, {bos:.4f} on BOS; with LayerNorm: {m['_blocks_relu_top_ln']}"
 
 
 @CHAPTER.claim(
@@ -506,13 +579,24 @@ def _(m):
 
 @CHAPTER.claim(
     "sweep-sinks",
-    "In every run of the sweeps the softmax head puts at least 0.99 of its weight on BOS at the non-trigger rows, "
-    "and the ReLU head keeps under 10⁻⁶ there in all.",
+    "In all the sweeps' softmax runs (half the runs) the head puts at least the stated bound on BOS at the "
+    "non-trigger rows (the least measured, rounded down; at least 0.99), and the ReLU head keeps under 10⁻⁶ there.",
     profiles=BOTH,
 )
 def _(m):
-    ok = m["sweep_soft_min_bos"] >= 0.99 and m["sweep_relu_max_mass"] < 1e-6
-    return ok, f"smallest BOS {m['sweep_soft_min_bos']:.4f}; largest ReLU row {m['sweep_relu_max_mass']:.2g}"
+    stated, least = m["sweep_soft_min_bos"], m["_sweep_soft_min_bos"]
+    half = 2 * m["sweep_soft_runs"] == m["sweep_runs"]
+    ok = half and least >= stated >= 0.99 and m["sweep_relu_max_mass"] < 1e-6
+    shown = f"{m['sweep_soft_runs']} softmax runs; smallest BOS {least:.5f} (stated {stated:g})"
+    return ok, f"{shown}; largest ReLU row {m['sweep_relu_max_mass']:.2g}"
+
+
+@CHAPTER.claim(
+    "sweep-stopped", "106 of the 120 sweep runs met the criterion; the largest test error of any run is 0.035."
+)
+def _(m):
+    ok = (m["sweep_stopped"], m["sweep_runs"]) == (106, 120) and 0.0345 <= m["sweep_linf"] < 0.0355
+    return ok, f"{m['sweep_stopped']} of {m['sweep_runs']}; largest {m['sweep_linf']:.4f}"
 
 
 @CHAPTER.claim(
@@ -585,14 +669,36 @@ def _(m):
 
 @CHAPTER.claim(
     "timing-resolution",
-    "Read every k-th step, each run's ratio is known to within 0.05, but for at most four runs at 10⁻², "
-    "where it lies between one third and 1.",
+    "Read every k-th step, each run's ratio is known to within 0.05, but for at most four runs, all at 10⁻² "
+    "and all lasting the cap, where it lies between one third and 1.",
 )
 def _(m):
-    ok = m["timing_slack"] <= 0.05 and m["timing_coarse"] <= 4
+    ok = m["timing_slack"] <= 0.05 and m["timing_coarse"] <= 4 and m["timing_coarse_top"] == m["timing_coarse"]
     ok = ok and (m["timing_coarse"] == 0 or m["timing_coarse_lo"] >= 0.3)
     shown = f"within {m['timing_slack']:.3f}; {m['timing_coarse']} coarse runs, from {m['timing_coarse_lo']:.2f}"
     return ok, shown
+
+
+@CHAPTER.claim(
+    "timing-order-exact",
+    "Every softmax run of the sweeps reads the sink at an earlier entry than the loss; over half keep every step, "
+    "so their order holds without assumption.",
+    profiles=BOTH,
+)
+def _(m):
+    ok = m["timing_before"] == m["timing_n"] > 0 and 2 * m["timing_every_step"] > m["timing_n"]
+    return ok, f"{m['timing_before']} of {m['timing_n']} earlier; {m['timing_every_step']} keep every step"
+
+
+@CHAPTER.claim(
+    "capped-needs-sink",
+    "Capping BOS's weight at one half raises every softmax deeper model's relative error at the non-trigger rows "
+    "over a hundredfold above any trained model's, and at the trigger above any trained model's.",
+)
+def _(m):
+    ok = m["ex2_n"] == 10 and m["ex2_rest_lo"] > 100 * m["ex2_rest_before"] and m["ex2_trig_lo"] > m["ex2_trig_before"]
+    shown = f"elsewhere {m['ex2_rest_before']:.2g} to {m['ex2_rest_lo']:.2g}-{m['ex2_rest_hi']:.2g}"
+    return ok, f"{shown}; trigger {m['ex2_trig_before']:.2g} to {m['ex2_trig_lo']:.2g}-{m['ex2_trig_hi']:.2g}"
 
 
 @CHAPTER.claim(
@@ -606,6 +712,11 @@ def _(m):
     return ok, f"{shown}, {m['deep_timing_before100']} hundredfold"
 
 
-@CHAPTER.claim("relu-never-parks", "No ReLU run of the sweeps ever reaches a BOS mass of 0.9.", profiles=BOTH)
+@CHAPTER.claim(
+    "relu-never-parks",
+    "No ReLU run of the sweeps, and no head of a ReLU deeper model, ever reaches a BOS mass of 0.9.",
+    profiles=BOTH,
+)
 def _(m):
-    return m["relu_sink_runs"] == 0, f"{m['relu_sink_runs']} runs"
+    ok = m["relu_sink_runs"] == 0 and m["deep_relu_sink_runs"] == 0
+    return ok, f"{m['relu_sink_runs']} sweep runs, {m['deep_relu_sink_runs']} deeper models"
