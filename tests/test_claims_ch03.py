@@ -40,6 +40,8 @@ GOOD = {
     "c_range": 0.005,
     "key_spread": 0.0043,
     "c_scale_gap": 0.0014,
+    "diag_gap": 0.002,
+    "bos_sd": 0.016,
     "off_diagonal": 6.7e-4,
     "bos_share_min": 0.26,
     "bos_share_max": 0.36,
@@ -49,6 +51,8 @@ GOOD = {
     "nb_soft_stopped": 0,
     "nb_soft_err": 0.42,
     "nb_bound_ok": True,
+    "nb_floor0": 0.3246,
+    "nb_bound_min": 0.11,
     "nb_soft_mse_min": 0.0023,
     "nb_mse_floor": 4.3e-4,
     "nb_soft_nontrig": 6.9e-4,
@@ -79,6 +83,7 @@ GOOD = {
     "_ex3_share_max": 0.088,
     "ex3_bos_min": -0.022,
     "ex3_bos_max": -3.4e-4,
+    "ex3_off_grad": 0.0,
 }
 
 BREAKS = {  # claim -> a change of the measures that makes it false
@@ -96,9 +101,11 @@ BREAKS = {  # claim -> a change of the measures that makes it false
     "trained-same-c": {"c_range": 0.2},
     "trained-rescaled": {"c_scale_gap": 0.05},
     "bos-constant-term": {"bos_w_max": 3.5},
+    "bos-weight-steady": {"bos_sd": 0.2},  # the BOS weight moves with the sequence
     "trained-find-construction": {"bos_value_min": 0.0},
     "nobos-softmax-fails": {"nb_soft_stopped": 1},
     "nobos-corollary": {"nb_bound_ok": False},
+    "nobos-floor-values": {"nb_bound_min": 0.05},
     "nobos-softmax-short-values": {"nb_soft_vnorm": 0.5},
     "nobos-softmax-self": {"nb_soft_self": 0.6},
     "nobos-relu-solves": {"nb_relu_err": 0.01},
@@ -108,6 +115,7 @@ BREAKS = {  # claim -> a change of the measures that makes it false
     "ex-nobos-scale": {"ex2_visible_linf": 0.1},
     "ex-margins": {"_ex3_share_min": 0.005},
     "ex-margins-bos": {"ex3_bos_min": -0.18},
+    "ex-off-rows-no-gradient": {"ex3_off_grad": 1e-4},
 }
 
 
@@ -140,6 +148,8 @@ def test_every_chapter_3_claim_holds_on_good_measures_and_fails_when_its_number_
         {"nb_visible_floor": 0.01},  # the visible-key scale not exact without BOS
         {"ex2_relu_linf": 0.05},
         {"vo_diagonal": None},  # a value map that is not diagonal
+        {"diag_gap": 0.05},  # one diagonal entry of the value map off 1/γ
+        {"nb_floor0": 0.2},  # the floor at exact non-trigger rows not about 0.32
     ],
 )
 def test_the_other_branches_of_the_claims_break_them_too(change):
@@ -205,10 +215,18 @@ def test_chapter_3_measures_read_made_up_runs():
     assert m["nb_relu_off_fig"] == 0 and m["nb_relu_mass"] == 0
     assert m["nb_soft_vnorm"] < 0.2 * m["nb_relu_vnorm"]  # initial weights are small
     assert m["nb_floor0"] == pytest.approx(0.3246, abs=1e-3) and m["nb_bound_ok"]
+    assert m["diag_gap"] < 1e-6 and m["bos_sd"] == 0  # the construction: value map the identity, no BOS weight
+    assert m["ex3_off_grad"] == 0  # scores exactly 0 at the non-trigger rows: ReLU passes no gradient
     assert m["ex_exact_max"] < 1e-9 and m["ex_floor_square"] == pytest.approx(0.289, abs=1e-3)
     assert m["ex2_visible_linf"] < 1e-5 < m["ex2_relu_linf"] and m["ex2_off_max"] == 0
     report = claims.run_claims("ch3", "full", task, batch, visible_runs, relu_runs, nobos)
     failed = {r["id"] for r in report.rows if not r["holds"]}
     # the stand-ins are not the trained heads: no BOS term, no rescaling to gain from, scores at
     # the non-trigger rows exactly 0
-    assert failed == {"bos-constant-term", "trained-find-construction", "trained-near-floor", "ex-margins"}
+    assert failed == {
+        "bos-constant-term",
+        "bos-weight-steady",
+        "trained-find-construction",
+        "trained-near-floor",
+        "ex-margins",
+    }

@@ -20,6 +20,7 @@ from ..book import table
 from ..construct import relu_solution, with_attention
 from ..metrics import evaluate
 from ..profiles import FIGURE_TRIGGER_POS
+from ..prose import bound
 from ..task import TriggerTask
 from ..theory import mse_lower_bound, position_scale_error_bound, trigger_error_lower_bound
 from .base import Chapter
@@ -147,8 +148,27 @@ def _trained(task, batch, relu_runs) -> dict:
         "bos_share_min": float(min(shares)),
         "bos_share_max": float(max(shares)),
         "trained_off_max": max(off),
+        **_bos_and_diagonal(relu_runs, batch, compare, positions),
         "_anatomy": compare,
     }
+
+
+def _bos_and_diagonal(relu_runs, batch, compare, positions) -> dict:
+    """What :func:`~attnsink.analysis.relu_trigger_anatomy` leaves out: how much j times the BOS
+    weight at the trigger varies across the sequences with the trigger at j (its standard
+    deviation, the largest over seeds and j), and how far γ times each diagonal entry of the
+    value map on the noise channels lies from 1 (the largest over seeds, j and channels)."""
+    bos_sd, diag_gap = 0.0, 0.0
+    gamma = compare.set_index(["seed", "trigger j"])["j x weight on keys 1..j"]
+    for r in relu_runs:
+        attn = r.model(batch.x)[1][0][:, 0]  # (sequences, query, key)
+        vo = r.model.W_V[0, 0] @ r.model.W_O[0, 0]
+        diagonal = vo[2 : vo.shape[0] - 1, 2 : vo.shape[0] - 1].diag()  # the noise channels
+        for j in positions:
+            w = j * attn[batch.trigger_pos == j][:, j, 0]
+            bos_sd = max(bos_sd, w.std().item())
+            diag_gap = max(diag_gap, (gamma[r.seed, j] * diagonal - 1).abs().max().item())
+    return {"bos_sd": bound(bos_sd, "up"), "diag_gap": bound(diag_gap, "up")}
 
 
 def _no_bos(nobos) -> dict:
@@ -182,7 +202,7 @@ def _no_bos(nobos) -> dict:
         "nb_soft_err": float(soft.rel_err_trigger.min()),
         "nb_soft_stopped": int(soft.stopped_early.sum()),
         "nb_soft_nontrig": float(soft.rel_err_nontrigger.max()),
-        "nb_bound_min": float(min(bounds)),
+        "nb_bound_min": bound(min(bounds), "down"),
         "nb_bound_ok": bool((soft.rel_err_trigger.to_numpy() >= np.array(bounds)).all()),
         "nb_mse_floor": mse_lower_bound(task),
         "nb_soft_mse_min": float(soft.mse.min()),
@@ -244,9 +264,24 @@ def _exercises(task, batch, relu_runs) -> dict:
         "ex3_share_max": f"{share.max():.0%}",
         "_ex3_share_min": float(share.min()),
         "_ex3_share_max": float(share.max()),
+        "ex3_off_grad": _off_row_gradient(batch, relu_runs),
         "_margins": margins,
         "_floors": floors,
     }
+
+
+def _off_row_gradient(batch, relu_runs) -> float:
+    """The largest gradient, over the trained heads, that the squared error at the non-trigger
+    rows alone (BOS's own included) sends to the score weights W_Q and W_K: 0 where every score
+    at those rows is at most 0."""
+    largest = 0.0
+    with torch.enable_grad():
+        for r in relu_runs:
+            y_hat = r.model(batch.x)[0]
+            loss = (y_hat - batch.y)[~batch.is_trigger].pow(2).sum()
+            grads = torch.autograd.grad(loss, [r.model.W_Q, r.model.W_K], allow_unused=True)
+            largest = max([largest] + [g.abs().max().item() for g in grads if g is not None])
+    return largest
 
 
 # ---- the construction ----
@@ -373,13 +408,25 @@ def _(m):
 
 @CHAPTER.claim(
     "trained-rescaled",
-    "Weight times value scale is the construction's 1/j × 1; the value map is diagonal on the noise.",
+    "On the noise channels the value map is 1/γ times the identity: γ times each diagonal entry is within "
+    "0.02 of 1 (so weight times value is about 1/j, as in the construction), off-diagonal entries under 0.01.",
     profiles=BOTH,
 )
 def _(m):
-    return m["c_scale_gap"] < 0.02 and m["off_diagonal"] < 0.01, (
-        f"γ × scale within {m['c_scale_gap']:.3f} of 1; off-diagonal at most {m['off_diagonal']:.2g}"
+    return m["c_scale_gap"] < 0.02 and m["diag_gap"] < 0.02 and m["off_diagonal"] < 0.01, (
+        f"γ × mean diagonal within {m['c_scale_gap']:.3f} of 1, every entry within {m['diag_gap']:.3f}; "
+        f"off-diagonal at most {m['off_diagonal']:.2g}"
     )
+
+
+@CHAPTER.claim(
+    "bos-weight-steady",
+    "At each trigger position j the BOS weight is nearly the same in every sequence: its standard deviation "
+    "(times j) is under 5% of the smallest mean j × weight on BOS.",
+    profiles=BOTH,
+)
+def _(m):
+    return m["bos_sd"] < 0.05 * m["bos_w_min"], f"std at most {m['bos_sd']:.2g}/j; mean at least {m['bos_w_min']:.2f}/j"
 
 
 @CHAPTER.claim(
@@ -434,6 +481,18 @@ def _(m):
 def _(m):
     return m["nb_bound_ok"] and m["nb_soft_mse_min"] >= m["nb_mse_floor"], (
         f"trigger floors hold: {m['nb_bound_ok']}; MSE {m['nb_soft_mse_min']:.2g} ≥ {m['nb_mse_floor']:.2g}"
+    )
+
+
+@CHAPTER.claim(
+    "nobos-floor-values",
+    "The corollary's floor on the relative error at the trigger is about 0.32 with exact non-trigger rows, "
+    "and above 0.1 at every softmax head's measured non-trigger error.",
+    profiles=BOTH,
+)
+def _(m):
+    return 0.3 < m["nb_floor0"] < 0.35 and m["nb_bound_min"] > 0.1, (
+        f"floor {m['nb_floor0']:.4f} at exact rows; at least {m['nb_bound_min']:.3f} at the heads' errors"
     )
 
 
@@ -544,6 +603,15 @@ def _(m):
     )
 
 
+@CHAPTER.claim(
+    "ex-off-rows-no-gradient",
+    "The squared error at the non-trigger rows sends no gradient to the trained heads' W_Q and W_K.",
+    profiles=BOTH,
+)
+def _(m):
+    return m["ex3_off_grad"] == 0, f"largest gradient {m['ex3_off_grad']:.2g}"
+
+
 # ---- the chapter's tables ----
 
 
@@ -634,8 +702,9 @@ def table_no_bos(m: dict):
     }
     return table(
         m["_runs"][list(columns)].rename(columns=columns),
-        "Table 3.6. Heads trained without BOS. The masses are means over the non-trigger rows; "
-        "position 0 is now a content token.",
+        "Table 3.6. Heads trained without BOS. Both relative errors divide a mean squared error (at the "
+        "trigger, or at the other rows, whose target is 0) by the mean squared length of the trigger's "
+        "target. The masses are means over the non-trigger rows; position 0 is now a content token.",
         index=False,
         formats={"met the stopping rule": lambda v: "yes" if v else "no"},
     )
