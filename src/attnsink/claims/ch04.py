@@ -798,9 +798,7 @@ def _(m):
     return ok and m["_paths_fall"], f"costs {', '.join(f'{c:.3g}' for c in costs)}"
 
 
-@CHAPTER.claim(
-    "soft-weight", "The trained 2 × 2 softmax models' total value weights are at most 3.1, above 2."
-)
+@CHAPTER.claim("soft-weight", "The trained 2 × 2 softmax models' total value weights are at most 3.1, above 2.")
 def _(m):
     x, text = m["_price_soft_weight"], m["price_soft_weight"]
     ok = 2 < m["price_soft_weight_lo"] and x <= text == 3.1
