@@ -140,12 +140,15 @@ GOOD = {
     "bc_m_counter_hi": 0.0046,
     "bc_z_self_gain_lo": 0.999,
     "bc_m_self_gain_lo": 0.878,
-    "bc_z_self_bos_hi": 0.0031,
+    "bc_z_self_bos_hi": 0.0034,
+    "bc_z_norm": 0.4,
+    "informative_rows": 0.44,
     "bc_m_self_bos_hi": 0.057,
     "ex_growth_lo": 0.977,
     "ex_growth_hi": 1.001,
     "ex_trigger_same": True,
     "ex_off_n": 2,
+    "ex_off_out_hi": 1e-5,
     "ex_off_seeds": "2 and 4",
     "ex_bos_ratio_lo": 1.0008,
     "ex_bos_ratio_hi": 1.0016,
@@ -174,6 +177,7 @@ BREAKS = {  # claim -> changes of the measures, each of which makes it false
         {"informative_mean": 0.004},
         {"informative_setting": "English, lr 0.01, weight decay 1"},
     ],
+    "informative-few-rows": [{"informative_rows": 0.6}],
     "two-near-tolerance": [
         {"n_sinks_near": 1},
         {"near_mean_max": 0.006},
@@ -239,7 +243,7 @@ BREAKS = {  # claim -> changes of the measures, each of which makes it false
     ],
     "bk-mlp-undo": [{"bk_mlp_models": 0}, {"bk_mlp_ln_lo": 0.9}, {"bk_mlp_spread": 0.02}, {"bk_mlp_all": 0.1}],
     "bc-learned": [{"bc_learned": 9}],
-    "bc-bos-constant": [{"bc_z_spread_hi": 0.02}, {"bc_z_gain_hi": 0.02}],
+    "bc-bos-constant": [{"bc_z_norm": 0.05}, {"bc_z_spread_hi": 0.02}, {"bc_z_gain_hi": 0.02}],
     "bc-parked-cancel": [{"bc_z_park2_lo": 0.98}, {"bc_z_sum_hi": 0.05}, {"bc_z_reads": "constant; nothing"}],
     "bc-would-pass": [{"bc_z_counter_lo": 0.8}],
     "bc-mirror-carries": [{"bc_m_gain_lo": 0.7}, {"bc_m_fit_lo": 0.7}],
@@ -250,9 +254,14 @@ BREAKS = {  # claim -> changes of the measures, each of which makes it false
         {"bc_swap_move_hi": 0.1},
         {"bc_m_counter_hi": 0.02},
     ],
-    "bc-self-gather": [{"bc_z_self_gain_lo": 0.8}, {"bc_m_self_gain_lo": 0.8}, {"bc_m_self_bos_hi": 0.2}],
+    "bc-self-gather": [
+        {"bc_z_self_gain_lo": 0.8},
+        {"bc_m_self_gain_lo": 0.8},
+        {"bc_m_self_bos_hi": 0.2},
+        {"bc_z_self_bos_hi": 0.2},
+    ],
     "ex1-growth": [{"ex_growth_lo": 0.9}, {"ex_growth_hi": 1.1}, {"ex_trigger_same": False}],
-    "ex1-bos-row": [{"ex_off_n": 1}, {"ex_bos_ratio_hi": 1.2}],
+    "ex1-bos-row": [{"ex_off_n": 1}, {"ex_off_out_hi": 0.01}, {"ex_bos_ratio_hi": 1.2}],
     "ex2-where": [{"ex2_trigger": 1e-6}, {"ex2_default": 1e-5}, {"ex2_bos": 0.05}],
 }
 
@@ -325,7 +334,7 @@ def fake_runs():
 
 
 HEALTH = [{"collapsed": False}, {"collapsed": False}]  # text_context's, measured
-LANGUAGE = set(list(BREAKS)[:14])  # the claims of the section on the language models' sinks
+LANGUAGE = set(list(BREAKS)[:15])  # the claims of the section on the language models' sinks
 
 
 def test_text_heads_read_each_model_once():
@@ -382,6 +391,7 @@ def test_chapter_9_measures_read_the_runs():
         "sinks-rare",
         "most-write-nothing",
         "one-informative",
+        "informative-few-rows",  # the fixture's heads use 0.9 of their queries as sink rows
         "two-near-tolerance",
         "writers-are-weak",
     }
@@ -488,7 +498,7 @@ def test_broadcast_measures_read_the_learned_seeds():
             "parks_bos": [0.2, 0.999],
             "zero_rows_out": [0.4, 0.4],
             "zero_rows_sum": 1e-3,
-            "reads_bos": [0.003, 0.002],
+            "reads_bos": [0.003, 0.002] if default == "zero" else [0.04, 0.02],
             "writes_m": [0.0, 1.0] if default == "zero" else [0.9, 0.1],
             "read_gain": 0.002,
             "read_gain_zero": 0.998,
@@ -501,6 +511,7 @@ def test_broadcast_measures_read_the_learned_seeds():
     m = ch09._broadcast(runs)
     assert (m["bc_n"], m["bc_learned"], m["bc_varies"], m["bc_varies_mirror"]) == (3, 2, 1, True)
     assert m["bc_swap_gain_hi"] == 1e-4  # the seed that does not learn is left out
+    assert (m["bc_z_self_bos_hi"], m["bc_m_self_bos_hi"]) == (0.002, 0.04)  # each task's gathering layer
     t = ch09.broadcast_table(runs)
     assert t.loc["seeds that learn the task", "the others ask G"] == "1 of 2"
 
@@ -525,3 +536,4 @@ def test_exercise_measures():
     m = ch09._exercise(pd.DataFrame(rows))
     assert m["ex_growth_lo"] == m["ex_growth_hi"] == 1.0 and m["ex_trigger_same"]
     assert (m["ex_off_n"], m["ex_off_seeds"], m["ex_on_n"]) == (1, "1", 1)
+    assert m["ex_off_out_hi"] == 0.0  # the off head writes zero: no error at c′ = 0
