@@ -43,7 +43,8 @@ GOOD = {
     "_exact_error": 0.0,
     "_exact_bos": 0.5,
     "_exact_triggers": 14,
-    "exact_float64_error": 10.1,
+    "exact_float64_error": "10.2",
+    "_exact_float64_error": 10.147,
     "exact_heads": 15,
     "exact_weights": 1.743e17,
     "exact_largest": 2.846e16,
@@ -80,6 +81,9 @@ GOOD = {
     "random_slack": 1.3e-6,
     "_random_slack": 1.24e-6,
     "cancel_move": 0.82,
+    "_cancel_move": 0.8287,
+    "cancel_n": 30,
+    "_cancel_move_floor": 0.5,
     "cancel_layer_move": 0.0,
     "_cancel_violations": 0,
     "_trained_violations": 0,
@@ -113,6 +117,7 @@ GOOD = {
     "cost_half": 1.8e6,
     "cost_34": 3174.0,
     "cost_09": 45.2,
+    "cost_ratio": 14,
     "price_soft_weight": 3.1,
     "_price_soft_weight": 3.058,
     "price_soft_weight_lo": 2.6,
@@ -200,7 +205,11 @@ def test_claims_catch_more_than_one_way_to_fail():
     ]
     assert not by_id["big-diffuse"].run({**GOOD, "big_seeds": 0, "big_diffuse_seeds": 0})[0]
     assert not by_id["exact-is-exact"].run({**GOOD, "_exact_bos": 0.51})[0]
-    assert not by_id["exact-fails-in-float64"].run({**GOOD, "exact_float64_error": 0.3})[0]
+    assert not by_id["exact-fails-in-float64"].run({**GOOD, "_exact_float64_error": 0.3})[0]
+    assert not by_id["exact-fails-in-float64"].run({**GOOD, "_exact_float64_error": 10.21})[0]  # above the text's 10.2
+    assert not by_id["cancelling-heads-move"].run({**GOOD, "_cancel_move": 0.81})[0]  # below the text's 0.82
+    assert not by_id["cancelling-heads-move"].run({**GOOD, "_cancel_move_floor": 0.45})[0]  # not the proved 1/2
+    assert not by_id["caps-cost"].run({**GOOD, "cost_09": 40.0})[0]  # under 14 times the heaviest model
     assert not by_id["exact-weights"].run({**GOOD, "exact_largest": 3.1e16})[0]
     assert not by_id["exact-weights"].run({**GOOD, "exact_heads": 14})[0]
     assert not by_id["float64-uniform-rows"].run({**GOOD, "alpha_float_sum": 0.0})[0]
@@ -317,7 +326,9 @@ def test_the_head_measures_read_made_up_tables():
     checks = pd.DataFrame(
         {"(sequence, row, head) triples": [10, 20], "violations": [0, 0], "largest slack": [1e-7, 2e-7]}
     )
-    cancel_terms = pd.DataFrame({"moved": [0.9, 0.8287], "violated": [False, False], "layer_moved": [0.0, 0.0]})
+    cancel_terms = pd.DataFrame(
+        {"seq": [0, 1], "moved": [0.9, 0.8287], "violated": [False, False], "layer_moved": [0.0, 0.0]}
+    )
     # one 4 x 4 layer (seed 0, layer 0) of two heads, two rows: heads' moves 0.3 + 0.2 and 0.1 + 0.1
     terms = pd.DataFrame(
         {
@@ -332,7 +343,7 @@ def test_the_head_measures_read_made_up_tables():
     )
     m = ch04._heads(checks, cancel_terms, terms, per_head, summary, fake_heads())
     assert (m["random_pairs"], m["random_slack"], m["trained_pairs"]) == (30, 2e-7, 7)
-    assert m["cancel_move"] == 0.82 and m["cancel_layer_move"] == 0
+    assert m["cancel_move"] == 0.82 and m["cancel_layer_move"] == 0 and m["cancel_n"] == 2
     assert (m["small_heads"], m["n_seeds"], m["small_sinks"], m["small_dormant"], m["_small_other"]) == (4, 2, 3, 1, 0)
     assert m["small_max_move"] == 0.004 and m["_small_min_out"] == 0.1 and m["small_update"] == 3e-4
     assert (m["big_seeds"], m["big_diffuse_seeds"], m["big_least_D"], m["big_diffuse_move"]) == (2, 1, 0.18, 0.31)
@@ -383,3 +394,10 @@ def test_cap_rows_reads_the_largest_weight_row_by_row(monkeypatch):
     deep = SimpleNamespace(results={("softmax", 2, 2): [SimpleNamespace(seed=0, model=None)]})
     rows = ch04.cap_rows(deep, task=None)
     assert rows.to_dict("records") == [{"seed": 0, "trigger": pytest.approx(0.3), "non-trigger": pytest.approx(0.9)}]
+
+
+def test_the_cancelling_heads_move_by_one_half_at_least_and_at_row_one():
+    from attnsink.task import TriggerTask
+
+    task = TriggerTask(d_model=8, seq_len=8, residual=True)
+    assert ch04.cancelling_moves_floor(task) == pytest.approx(0.5, abs=1e-6)
