@@ -112,6 +112,7 @@ GOOD = {
     "_max_steps": 1500,
     "_step_budget": 20000,
     "plain_gap": 2e-7,
+    "_plain_rules": ("relu", "softmax"),
     "max_rel_err": 2e-5,
     "max_test_linf": 0.0103,
     "test_linf_ratio": 2.06,
@@ -121,11 +122,15 @@ GOOD = {
     "trigger_key_gap": 1.8e-4,
     "relu_trigger_mass": 3.3,
     "relu_trigger_bos_fig": 0.23,
-    "relu_bos_c_min": 1.1,
-    "relu_bos_c_max": 1.7,
-    "_relu_bos_c_max": 1.613,
-    "relu_bos_at_2": 0.81,
-    "relu_bos_c_spread": 0.0013,
+    "relu_bos_c_min": "1.14",
+    "relu_bos_c_max": "1.61",
+    "_relu_bos_c": (1.143, 1.613),
+    "_relu_bos_exact": 4.8e-7,
+    "relu_bos_c_noise": "3.9%",
+    "_relu_bos_c_noise": 0.0388,
+    "relu_bos_at_2_min": "0.57",
+    "relu_bos_at_2_max": "0.81",
+    "_relu_bos_gap_2": 0.0012,
     "relu_bos_share_min": 0.25,
     "relu_bos_share_max": 0.36,
     "relu_value_ratio_min": 0.31,
@@ -161,16 +166,22 @@ BREAKS = {  # claim -> changes of the measures, each of which makes it false
     "sink-is-a-no-op": [{"soft_max_value_ratio": 0.2}],
     "relu-switches-off": [{"relu_max_row_mass": 0.05}],
     "relu-exactly-off": [{"relu_max_row_mass": 1e-6}],
-    "plain-loop-matches": [{"plain_gap": 2e-4}, {"plain_gap": None}],
+    "plain-loop-matches": [
+        {"plain_gap": 2e-4},
+        {"plain_gap": None},
+        {"_plain_rules": ("softmax",)},
+        {"_plain_rules": ()},
+    ],
     "both-solve-it": [{"all_stopped": False}, {"max_rel_err": 2e-3}, {"_max_steps": 20001}],
     "test-error-twice-threshold": [{"test_linf_ratio": 1.2}, {"test_linf_ratio": 3.0}],
     "trigger-row-averages": [{"trigger_row_mean": 0.2}, {"trigger_row_spread": 0.1}, {"trigger_key_gap": 0.02}],
     "relu-on-at-trigger": [{"relu_trigger_mass": 0.1}, {"relu_trigger_bos_fig": 0.0}, {"relu_trigger_bos_fig": 2.0}],
     "relu-bos-at-trigger": [
-        {"relu_bos_c_min": 0.5},
-        {"relu_bos_c_max": 2.5},
-        {"relu_bos_c_spread": 0.2},
-        {"relu_bos_at_2": 0.6},
+        {"_relu_bos_c": (0.5, 1.613)},
+        {"_relu_bos_c": (1.143, 2.5)},
+        {"_relu_bos_exact": 1e-3},
+        {"_relu_bos_c_noise": 0.2},
+        {"_relu_bos_gap_2": 0.01},
     ],
     "relu-bos-carries-trigger": [
         {"relu_bos_share_min": 0.1},
@@ -297,9 +308,12 @@ def test_chapter_1_measures_read_the_runs():
     assert list(m["_timing"].seed) == [0, 1]
     # what the models give: untrained heads, but every measure in its range
     assert 0 <= m["soft_min_bos_row"] <= m["soft_min_bos"] + 1e-6 and 0 <= m["ex2_parked"] <= 1
-    assert m["relu_bos_c_spread"] >= 0 and 0 < m["ex3_scale_only"] < 1
+    assert m["_relu_bos_c_noise"] >= 0 and m["_relu_bos_exact"] < 1e-5  # j w is the clamped score, by construction
+    assert 0 < m["ex3_scale_only"] < 1
     assert m["ex3_scale_only"] == pytest.approx(0.053, abs=0.005)  # the 1/j scale alone, as in the text
-    assert m["plain_gap"] is None and m["soft_steps"] == "10.5"  # a median of two
+    assert m["plain_gap"] is None and m["_plain_rules"] == () and m["soft_steps"] == "10.5"  # a median of two
+    both = ch01.measures(fake_single_layer(), plain_gap={"softmax": 1e-7, "relu": 3.2e-6})
+    assert both["plain_gap"] == 3.2e-6 and both["_plain_rules"] == ("relu", "softmax")
     report = claims.run_claims("ch1", "full", fake_single_layer())
     assert {r["id"] for r in report.rows if not r["holds"]} <= READ_MODELS | {"sink-forms-early", "plain-loop-matches"}
     assert "sink-forms-early" in {r["id"] for r in report.failed}  # the fake's loss falls first
