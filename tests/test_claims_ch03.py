@@ -42,6 +42,11 @@ GOOD = {
     "c_scale_gap": 0.0014,
     "diag_gap": 0.002,
     "bos_sd": 0.016,
+    "bos_sd_share": "1.4%",
+    "_bos_sd_share": 0.014,
+    "content_gap": 0.0033,
+    "c_min": 2.88,
+    "c_max": 3.34,
     "off_diagonal": 6.7e-4,
     "bos_share_min": 0.26,
     "bos_share_max": 0.36,
@@ -101,7 +106,9 @@ BREAKS = {  # claim -> a change of the measures that makes it false
     "trained-same-c": {"c_range": 0.2},
     "trained-rescaled": {"c_scale_gap": 0.05},
     "bos-constant-term": {"bos_w_max": 3.5},
-    "bos-weight-steady": {"bos_sd": 0.2},  # the BOS weight moves with the sequence
+    "bos-weight-steady": {"_bos_sd_share": 0.05},  # the BOS weight moves with the sequence
+    "trained-content-values": {"content_gap": 0.05},  # a content token's value not 1/γ times the token
+    "trained-gamma-range": {"c_min": 1.0},  # no rescaling
     "trained-find-construction": {"bos_value_min": 0.0},
     "nobos-softmax-fails": {"nb_soft_stopped": 1},
     "nobos-corollary": {"nb_bound_ok": False},
@@ -132,7 +139,10 @@ def test_every_chapter_3_claim_holds_on_good_measures_and_fails_when_its_number_
     [
         {"nb_soft_err": 0.05},  # the softmax heads solve the task after all
         {"nb_soft_mse_min": 1e-4},  # below the corollary's MSE floor
-        {"nb_soft_uneven": 0.5},  # a row not spread evenly
+        {"nb_soft_uneven": 0.2},  # a row not spread evenly
+        {"bos_sd": 0.0},  # the BOS weight exactly constant
+        {"c_max": 4.0},  # γ above the stated range
+        {"_ex3_share_max": 0.12},  # a non-trigger score further below zero than stated
         {"nb_relu_stopped": False},
         {"nb_relu_row_spread": 0.2},
         {"bos_w_min": 0.1},  # no weight on BOS at the trigger
@@ -216,6 +226,7 @@ def test_chapter_3_measures_read_made_up_runs():
     assert m["nb_soft_vnorm"] < 0.2 * m["nb_relu_vnorm"]  # initial weights are small
     assert m["nb_floor0"] == pytest.approx(0.3246, abs=1e-3) and m["nb_bound_ok"]
     assert m["diag_gap"] < 1e-6 and m["bos_sd"] == 0  # the construction: value map the identity, no BOS weight
+    assert m["content_gap"] < 1e-6 and m["_bos_sd_share"] == float("inf")  # no BOS weight to compare with
     assert m["ex3_off_grad"] == 0  # scores exactly 0 at the non-trigger rows: ReLU passes no gradient
     assert m["ex_exact_max"] < 1e-9 and m["ex_floor_square"] == pytest.approx(0.289, abs=1e-3)
     assert m["ex2_visible_linf"] < 1e-5 < m["ex2_relu_linf"] and m["ex2_off_max"] == 0
@@ -228,5 +239,6 @@ def test_chapter_3_measures_read_made_up_runs():
         "bos-weight-steady",
         "trained-find-construction",
         "trained-near-floor",
+        "trained-gamma-range",
         "ex-margins",
     }
