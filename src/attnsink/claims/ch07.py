@@ -219,11 +219,16 @@ def _off_rules(heads: pd.DataFrame) -> dict:
     for rule in ("relu", "sigmoid", "softmax1", "sink_logit"):
         first = _part(heads, rule, 0)
         per_run = first.groupby("seed")["row_trigger"].mean()
+        l1_seed = _part(heads, rule, 1).groupby("seed")["row_ordinary"].mean()
         out |= {
             f"{rule}_row_max": _hi(first["row_ordinary"]),
             f"{rule}_first_max": _hi(first["first_ordinary"]),
             f"{rule}_trig_min": _lo(per_run),
             f"{rule}_l1_row": float(_part(heads, rule, 1)["row_ordinary"].mean()),
+            # the second layer's mean row weight at ordinary queries, seed by seed
+            f"{rule}_l1_row_seed_min": _lo(l1_seed),
+            f"{rule}_l1_row_seed_max": _hi(l1_seed),
+            f"{rule}_l1_n_off": int((l1_seed < 0.01).sum()),
         }
     out["off_trig_min"] = min(out["relu_trig_min"], out["sigmoid_trig_min"])
     out["phantom_row_max"] = max(out["softmax1_row_max"], out["sink_logit_row_max"])
@@ -669,7 +674,7 @@ def _course(courses: list[dict], steps: int) -> dict:
 @CHAPTER.claim(
     "learns-language",
     "Every model learns the language: its mean loss ends within 0.15 nats per token of the best "
-    "predictor's, no run below it, and every run predicts over 90% of the copy targets right.",
+    "predictor's, no run more than 0.01 below it, and every run predicts over 90% of the copy targets right.",
     profiles=BOTH,
 )
 def _(m):
@@ -691,6 +696,11 @@ def _(m):
         f"largest run {m['excess_seed_max']:.4f}; means {m['excess_min']:.4f} to {m['excess_max']:.4f}; "
         f"copy ≥ {m['copy_min']:.4f}"
     )
+
+
+@CHAPTER.claim("never-below-best", "No run ends below the best predictor's loss.")
+def _(m):
+    return m["below_best"] > 0, f"smallest loss above the best {m['below_best']:.4f}"
 
 
 @CHAPTER.claim("rule-barely-matters", "With BOS, every rule's mean loss is within 0.001 nats per token of softmax's.")
@@ -863,12 +873,20 @@ def _(m):
 
 @CHAPTER.claim(
     "second-layer-not-off",
-    "With BOS, only ReLU's second-layer rows are switched off (mean row weight under 0.01 at ordinary "
-    "queries); sigmoid's, softmax1's and sink_logit's keep a mean of over 0.2 on the tokens.",
+    "With BOS, ReLU's second-layer rows are switched off (mean row weight under 0.01 at ordinary "
+    "queries) in every seed, sigmoid's in some seeds but not all, softmax1's and sink_logit's in none; "
+    "those two keep a mean over seeds of over 0.2 on the tokens.",
 )
 def _(m):
-    on = min(m[f"{r}_l1_row"] for r in ("sigmoid", "softmax1", "sink_logit"))
-    return m["relu_l1_row"] < 0.01 and on > 0.2, f"ReLU {m['relu_l1_row']:.2g}; the others ≥ {on:.2f}"
+    relu = m["relu_l1_row_seed_max"] < 0.01
+    sigmoid = 0 < m["sigmoid_l1_n_off"] < m["n_seeds"]
+    phantom = min(m["softmax1_l1_row_seed_min"], m["sink_logit_l1_row_seed_min"]) >= 0.01
+    on = min(m["softmax1_l1_row"], m["sink_logit_l1_row"])
+    return relu and sigmoid and phantom and on > 0.2, (
+        f"ReLU seeds ≤ {m['relu_l1_row_seed_max']:.2g}; sigmoid off in {m['sigmoid_l1_n_off']} of "
+        f"{m['n_seeds']} (seeds {m['sigmoid_l1_row_seed_min']:.2g} to {m['sigmoid_l1_row_seed_max']:.2g}); "
+        f"softmax1 and sink_logit ≥ {on:.2f}"
+    )
 
 
 @CHAPTER.claim(
@@ -949,11 +967,13 @@ def _(m):
 
 @CHAPTER.claim(
     "sink-follows-position",
-    "Fed sequences without BOS, the models trained with BOS put over 0.75 of their first-layer "
-    "weight on the first real token.",
+    "Fed sequences without BOS, the models trained with BOS put on average over seeds over 0.75 of "
+    "their first-layer weight on the first real token, and over 0.7 in every seed.",
 )
 def _(m):
-    return m["pos_first"] > 0.75, f"{m['pos_first']:.3f} (with BOS, on BOS: {m['pos_bos']:.3f})"
+    return m["pos_first"] > 0.75 and m["pos_first_min"] > 0.7, (
+        f"{m['pos_first']:.3f}, seeds ≥ {m['pos_first_min']:.3f} (with BOS, on BOS: {m['pos_bos']:.3f})"
+    )
 
 
 @CHAPTER.claim(
@@ -1027,7 +1047,9 @@ def _(m):
 
 
 @CHAPTER.claim(
-    "idle-heads", "The softmax heads that stay on BOS at triggers cost nothing to zero at either kind of query."
+    "idle-heads",
+    "Zeroed one at a time, the softmax heads that stay on BOS at triggers cost less than the tolerance "
+    "at either kind of query.",
 )
 def _(m):
     return m["n_stay"] > 0 and m["idle_cost"] <= WRITE_TOL, f"{m['n_stay']} heads; largest {m['idle_cost']:.2g}"
