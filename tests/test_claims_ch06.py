@@ -43,7 +43,16 @@ GOOD = {
     "_closer_to_all": True,
     "simplex_out_noise": 0.0081,
     "simplex_out_var": 0.0032,
-    "_on_itself": 0.97,
+    "on_itself": 0.97,
+    "_sigmoid_map_trigger": 0.0104,
+    "_others_map_trigger": 0.124,
+    "parks_value_ratio": 0.00074,
+    "parks_nontrig": 2.8e-6,
+    "ex3_nb_share": 0.999,
+    "ex3_nb_bound": 0.6,
+    "_ex3_beyond": True,
+    "_ex3_wb_within": True,
+    "_ex3_signs": True,
     "_clipped_nb_min_err": 0.418,
     "_clipped_nb_nontrig": 0.00077,
     "_clipped_nb_min_mass": 0.78,
@@ -83,7 +92,10 @@ BREAKS = {
     "simplex-right-elsewhere": {"simplex_nb_nontrig": 0.05},
     "simplex-lose-the-noise": {"_closer_to_all": False},
     "simplex-constant-output": {"simplex_out_var": 0.2},
-    "trigger-on-itself": {"_on_itself": 0.5},
+    "trigger-on-itself": {"on_itself": 0.5},
+    "sigmoid-map-faint": {"_sigmoid_map_trigger": 0.05},
+    "parkers-silence-bos": {"parks_value_ratio": 0.01},
+    "phantom-through-scores": {"ex3_nb_share": 0.998},
     "partial-fails": {"_clipped_nb_min_mass": 0.3},
     "off-solves": {"off_nb_max_mass": 0.05},
     "exact-rules-stop": {"relu_vis_nb_stopped": False},
@@ -113,6 +125,11 @@ MORE_BREAKS = [  # the other branches of claims that check several numbers
     ("exact-rules-stop", {"relu_stopped": False}),
     ("off-half-sink", {"_off_clear_count": 2}),  # one rule sinks in some seeds only
     ("scale-errors-small", {"relu_vis_err": 0.08}),
+    ("sigmoid-map-faint", {"_others_map_trigger": 0.05}),
+    ("parkers-silence-bos", {"parks_nontrig": 0.001}),
+    ("phantom-through-scores", {"_ex3_beyond": False}),
+    ("phantom-through-scores", {"_ex3_wb_within": False}),
+    ("phantom-through-scores", {"_ex3_signs": False}),
 ]
 
 
@@ -163,6 +180,7 @@ def _row(rule, bos, seed):
         "bos_mass_nontrigger": bos_mass if bos else 0.0,
         "attn_mass_nontrigger": mass,
         "bos_share_nontrigger": 1.0 if bos and bos_mass else float("nan"),
+        "bos_value_ratio": 0.5 if rule.startswith("relu") else 1e-4,
         "rel_err_trigger": 0.42 + 0.001 * seed if fails else 0.005,
         "rel_err_nontrigger": 0.0007 if fails else 1e-5,
         "mse": 0.01 if fails else 1e-6,
@@ -183,7 +201,7 @@ def fake_variants(seeds=2):
     for r in VARIANT_RULES:
         for bos in (True, False):
             a = torch.zeros(N_MAP, L, L)
-            a[:, J, J] = 0.95 if VARIANT_RULES[r] != "off state" else 0.1  # the trigger on itself
+            a[:, J, J] = 0.95 if VARIANT_RULES[r] != "off state" else 0.01 if r == "sigmoid" else 0.1
             figure_attn[r, bos] = a
     return SimpleNamespace(runs=runs, results=results, figure_attn=figure_attn, settings=SimpleNamespace(steps=50_000))
 
@@ -210,7 +228,7 @@ def test_chapter_6_measures_read_the_runs(monkeypatch):
     assert m["sigmoid_gap"] == pytest.approx(0.01) and m["sigmoid_stopped"] == 0 and m["n_seeds"] == 2
     assert (m["sigmoid_steps"], m["relu_steps"], m["step_budget"]) == (50_000, 600, 50_000)
     assert m["simplex_nb_min_err"] == pytest.approx(0.42) and m["simplex_nb_errs"] == "0.420 to 0.421"
-    assert m["_clipped_nb_min_mass"] == pytest.approx(0.78) and m["_on_itself"] == pytest.approx(0.95)
+    assert m["_clipped_nb_min_mass"] == pytest.approx(0.78) and 0 <= m["on_itself"] <= 1  # untrained heads
     assert m["off_nb_max_mass"] == pytest.approx(0.003) and m["off_nb_max_err"] == pytest.approx(0.005)
     assert m["_below_bound"] == 0 and m["_below_mse_floor"] == 0 and m["_closer_to_all"]
     assert m["relu_stopped"] and m["relu_vis_nb_stopped"] and m["_inexact_stop"]
@@ -219,12 +237,23 @@ def test_chapter_6_measures_read_the_runs(monkeypatch):
     # every number stated as a bound is rounded to its safe side
     assert m["scale_floor_vis"] == 0.016 and m["scale_floor_relu_nb"] == 0.01  # 0.01692, 0.01091
     assert m["nb_mse_floor"] == 4.2e-4  # 4.27e-4, down
+    assert m["_sigmoid_map_trigger"] == pytest.approx(0.01) and m["_others_map_trigger"] == pytest.approx(0.1)
+    assert m["parks_value_ratio"] == pytest.approx(1e-4) and m["parks_nontrig"] == pytest.approx(1e-5)
+    assert m["ex3_seeds"] == 2 and m["ex3_nb_bh"] and m["ex3_nb_bound"] == 0.34  # b_h = 0: 1/3, up
+    assert not m["_ex3_signs"]  # an untrained logit is 0 on both tasks
     assert m["_scale_margin"] > 0  # untrained heads output about nothing: far above the floor
     report = claims.run_claims("ch6", "full", result)
     failed = {r["id"] for r in report.rows if not r["holds"]}
     # the made-up partial head breaks the inequality, its sigmoid heads leave 0.01 off BOS, and
-    # the untrained models (read row by row) do not sink
-    assert failed == {"partial-sink", "sigmoid-on-bos", "simplex-sinks-every-row", "off-still-sinks-every-row"}
+    # the untrained models (read row by row) do not sink, nor look at the trigger, nor learn a logit
+    assert failed == {
+        "partial-sink",
+        "sigmoid-on-bos",
+        "simplex-sinks-every-row",
+        "off-still-sinks-every-row",
+        "trigger-on-itself",
+        "phantom-through-scores",
+    }
 
 
 def test_a_simplex_run_below_the_corollarys_floor_is_counted(monkeypatch):
