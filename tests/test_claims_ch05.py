@@ -15,12 +15,15 @@ from attnsink.claims import ch05
 GOOD = {
     "_deep_lr": 1e-4,
     "deep_steps": 50_000,
-    "soft_min_max_bos": 0.9945,
-    "relu_max_bos": 3.8e-4,
-    "relu_max_mass": 3.8e-4,
+    "soft_min_max_bos": 0.99,
+    "_soft_min_max_bos": 0.9945,
+    "relu_max_bos": 3.846e-4,
+    "relu_max_mass": 3.9e-4,
+    "_relu_max_mass": 3.849e-4,
     "n_deep_runs": 20,
     "n_deep_stopped": 20,
     "deep_rel_err": 2.4e-5,
+    "_deep_rel_err": 2.377e-5,
     "deep_linf_min": 0.0076,
     "deep_linf": 0.0155,
     "steps_soft_small": 9_610,
@@ -38,6 +41,10 @@ GOOD = {
     "big_diffuse": 43,
     "big_sinks": 37,
     "big_diffuse_seeds": 5,
+    "big_diffuse_seed_lo": 8,
+    "big_diffuse_seed_hi": 10,
+    "big_seed_heads": 16,
+    "_big_seed_heads_lo": 16,
     "big_first_layer": 20,
     "big_first_layer_diffuse": 19,
     "big_last_layer_diffuse": 14,
@@ -65,7 +72,8 @@ GOOD = {
     "deep_timing_before100": 10,
     "n_relu_heads": 100,
     "n_relu_off": 100,
-    "blocks_soft_min": 0.9998,
+    "blocks_soft_min": 0.9997,
+    "_blocks_soft_min": 0.99978,
     "blocks_relu_heads": 60,
     "blocks_relu_off": 60,
     "blocks_relu_next": 8.6e-4,
@@ -77,22 +85,25 @@ GOOD = {
     "_blocks_relu_top_bos": 0.0995,
     "mlp_runs": 10,
     "mlp_stopped": 10,
-    "mlp_linf": 0.018,
+    "mlp_linf": 0.019,
+    "_mlp_linf": 0.01848,
     "mlp_steps_soft": 8_305,
     "mlp_steps_relu": 6_297,
     "ln_runs": 20,
     "ln_stopped": 0,
     "ln_soft_lo": 0.114,
     "ln_relu_hi": 0.094,
-    "ln_rel_trig": 0.004,
+    "ln_rel_trig": 0.004009,
     "ln_rel_rest": 2.2e-5,
+    "ln_rel_max": 0.0041,
     "sweep_soft_min_bos": 0.998,
     "_sweep_soft_min_bos": 0.99886,
     "sweep_soft_runs": 60,
     "sweep_runs": 120,
     "sweep_stopped": 106,
     "sweep_linf": 0.0353,
-    "sweep_relu_max_mass": 5.7e-8,
+    "sweep_relu_max_mass": 5.8e-8,
+    "_sweep_relu_max_mass": 5.747e-8,
     "_len_monotone": True,
     "growth_softmax": 2.97,
     "growth_relu": 1.49,
@@ -106,22 +117,26 @@ GOOD = {
     "_lr_top": 1e-2,
     "lr_top_runs": 10,
     "lr_top_stopped": 1,
-    "lr_top_mse": 7.7e-7,
+    "lr_top_mse": 7.8e-7,
+    "_lr_top_mse": 7.719e-7,
     "width_wide": 64,
     "steps_softmax_wide": 12_866,
     "steps_softmax_next": 678,
     "wide_relu_stopped": 0,
-    "wide_relu_mse": 3.4e-7,
+    "wide_relu_mse": 3.5e-7,
+    "_wide_relu_mse": 3.410e-7,
     "timing_n": 60,
     "timing_before": 60,
     "timing_median": 0.76,
     "timing_median_lo": 0.76,
     "timing_median_hi": 0.78,
-    "timing_slack": 0.046,
+    "timing_slack": 0.048,
+    "_timing_slack": 0.04755,
     "timing_coarse": 4,
     "timing_coarse_top": 4,
     "timing_every_step": 36,
-    "timing_coarse_lo": 0.35,
+    "timing_coarse_lo": 0.34,
+    "_timing_coarse_lo": 0.3467,
     "_timing_lo": 0.67,
     "_timing_hi": 0.96,
     "relu_sink_runs": 0,
@@ -129,18 +144,18 @@ GOOD = {
 
 BREAKS = {
     "paper-recipe": {"_deep_lr": 1e-3},
-    "deep-softmax-sinks": {"soft_min_max_bos": 0.95},
-    "deep-relu-off": {"relu_max_mass": 0.02},
-    "deep-all-stop": {"n_deep_stopped": 19},
+    "deep-softmax-sinks": {"soft_min_max_bos": 0.995},
+    "deep-relu-off": {"relu_max_mass": 3.8e-4},
+    "deep-all-stop": {"deep_rel_err": 2.3e-5},
     "deep-test-error": {"_deep_linf_x": (1.512, 3.3)},
     "big-softmax-slowest": {"steps_soft_big": 20_000},
     "figures-show-it": {"_fig_relu_rows": 0.02},
     "small-heads-park": {"small_sinks": 18},
-    "big-heads-mix": {"big_diffuse_seeds": 4},
+    "big-heads-mix": {"big_diffuse_seed_lo": 4},
     "most-heads-sink": {"_soft_sink_bos_next": 0.87, "soft_sink_bos_next": 0.87},
     "diffuse-outer-layers": {"big_last_layer_diffuse": 4},
     "relu-heads-off": {"n_relu_off": 99},
-    "blocks-softmax-sinks": {"blocks_soft_min": 0.9},
+    "blocks-softmax-sinks": {"blocks_soft_min": 0.9998},
     "blocks-recipe": {"blocks_steps": 20_000},
     "relu-all-but-one": {"blocks_relu_next": 0.002},
     "sweep-stopped": {"sweep_linf": 0.036},
@@ -148,20 +163,20 @@ BREAKS = {
     "capped-needs-sink": {"ex2_rest_lo": 1e-4},
     "blocks-relu-off": {"blocks_relu_next": 0.002},
     "one-relu-head-near-threshold": {"_blocks_relu_top_ln": False},
-    "mlp-no-slower": {"mlp_steps_relu": 13_000},
+    "mlp-no-slower": {"mlp_linf": 0.018},
     "ln-does-not-stop": {"ln_stopped": 1},
     "ln-relu-closer": {"ln_relu_hi": 0.12},
-    "ln-fits-on-average": {"ln_rel_trig": 0.02},
+    "ln-fits-on-average": {"ln_rel_max": 0.0040},
     "sweep-grid": {"sweep_settings": 14},
     "sweep-sinks": {"_sweep_soft_min_bos": 0.9975},
     "length-slows-softmax": {"growth_relu": 3.1},
     "length-threefold": {"growth_softmax": 2.0},
     "lr-pace": {"_lr_monotone": False},
-    "lr-too-large": {"lr_top_stopped": 5},
-    "width-64-slow": {"wide_relu_stopped": 1},
+    "lr-too-large": {"lr_top_mse": 7.7e-7},
+    "width-64-slow": {"wide_relu_mse": 3.4e-7},
     "sink-before-loss": {"timing_before": 59},
     "sink-at-three-quarters": {"timing_median_hi": 0.85},
-    "timing-resolution": {"timing_coarse_top": 3},
+    "timing-resolution": {"timing_coarse_lo": 0.35},
     "deep-sink-timing": {"deep_timing_before100": 9},
     "relu-never-parks": {"deep_relu_sink_runs": 1},
 }
@@ -173,6 +188,37 @@ def test_every_chapter_5_claim_holds_on_good_measures_and_fails_when_its_number_
     for c in ch05.CHAPTER.claims:
         assert c.run(GOOD)[0], c.id
         assert not c.run({**GOOD, **BREAKS[c.id]})[0], c.id
+
+
+def test_every_stated_bound_holds_the_measured_number_on_its_safe_side():
+    """Each claim that glues a bound fails when the printed number is the measure plainly rounded
+    past it (the reviewer's seven cases), and also when its old looser break moves."""
+    old = {
+        "deep-relu-off": {"relu_max_mass": 0.02, "_relu_max_mass": 0.02},
+        "deep-all-stop": {"n_deep_stopped": 19},
+        "deep-softmax-sinks": {"soft_min_max_bos": 0.95, "_soft_min_max_bos": 0.95},
+        "blocks-softmax-sinks": {"blocks_soft_min": 0.9, "_blocks_soft_min": 0.9},
+        "mlp-no-slower": {"mlp_steps_relu": 13_000},
+        "ln-fits-on-average": {"ln_rel_trig": 0.02, "ln_rel_max": 0.03},
+        "lr-too-large": {"lr_top_stopped": 5},
+        "width-64-slow": {"wide_relu_stopped": 1},
+        "timing-resolution": {"timing_coarse_top": 3},
+        "sweep-sinks": {"sweep_relu_max_mass": 5.7e-8},
+        "big-heads-mix": {"big_diffuse_seeds": 4},
+    }
+    by_id = {c.id: c for c in ch05.CHAPTER.claims}
+    for cid, change in old.items():
+        assert not by_id[cid].run({**GOOD, **change})[0], cid
+
+
+def test_bounds_round_to_their_safe_side_with_the_printed_digits():
+    from attnsink.prose import readable
+
+    assert ch05._at_least(0.99978) == 0.9997 and readable(ch05._at_least(0.99978)) == "0.9997"
+    assert ch05._at_least(0.9945293) == 0.99 and ch05._at_least(0.3466667) == 0.34
+    assert ch05._at_most(3.849e-4) == 3.9e-4 and ch05._at_most(0.01848) == 0.019
+    assert ch05._at_most(0.004009) == 0.0041 and ch05._at_most(5.747e-8) == 5.8e-8
+    assert ch05._at_most(7.719e-7) == 7.8e-7 and ch05._at_most(3.410e-7) == 3.5e-7
 
 
 def test_the_claims_quick_must_meet_are_those_its_small_runs_can_show():
@@ -326,6 +372,7 @@ def test_chapter_5_measures_read_made_up_runs():
     m = ch05.measures(_deep(), _extra(), _sweep())
     assert (m["n_seeds"], m["n_deep_runs"], m["n_deep_stopped"]) == (2, 8, 8)
     assert m["soft_min_max_bos"] == pytest.approx(0.99) and m["relu_max_mass"] == pytest.approx(1e-4)
+    assert (m["big_diffuse_seed_lo"], m["big_diffuse_seed_hi"], m["big_seed_heads"]) == (4, 4, 16)
     assert (m["small_heads"], m["small_sinks"], m["small_dormant"]) == (8, 8, 0)
     assert (m["big_heads"], m["big_diffuse"], m["big_diffuse_seeds"], m["big_first_layer_diffuse"]) == (32, 8, 2, 8)
     assert m["steps_soft_big"] == 900 and m["steps_relu_big"] == 300
