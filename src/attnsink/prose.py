@@ -1,7 +1,7 @@
 """Numbers as the text writes them: :func:`readable` for a number glued into a sentence (the
 claims put every measure through it), :func:`number` for a table's cells, :func:`span` for a
-range, :func:`bound` to round a stated bound to its safe side. The chapters' sentences are written by hand in their markdown (see
-:mod:`attnsink.claims`); only the numbers come from here.
+range, :func:`bound` to round a stated bound to its safe side. The chapters' sentences are
+written by hand in their markdown (see :mod:`attnsink.claims`); only the numbers come from here.
 """
 
 from __future__ import annotations
@@ -31,12 +31,16 @@ def number(x, precision: int = 3) -> str:
     return f"{mantissa.replace('-', chr(0x2212))} \u00d7 10{str(int(exponent)).translate(SUPERSCRIPTS)}"
 
 
-def readable(x, digits: int = 2) -> str:
+def readable(x, digits: int = 2, toward: str | None = None) -> str:
     """A measured number as the text quotes it: an integer with thousands separated
     ('12,000'); a float to ``digits`` significant figures, more where rounding would carry
     it up to the next power of ten ('0.998', not '1.0'; '0.12'; '4.7'; '1,200'); below 10⁻³ or
     from 10⁶ on as a mantissa times a power of ten ('3.2 × 10⁻⁵'). A number that carries more
-    precision than this is not a number a reader needs. Used by :func:`attnsink.claims.check_claims`."""
+    precision than this is not a number a reader needs. Used by :func:`attnsink.claims.check_claims`.
+
+    ``toward="down"`` rounds down instead of to the nearest, for a number the text states as a
+    lower bound ("at least 0.016" for 0.01692), ``"up"`` up, for an upper bound (:func:`bound`,
+    at the same significant figures)."""
     import math
     import numbers
 
@@ -45,6 +49,8 @@ def readable(x, digits: int = 2) -> str:
     check_digits = isinstance(digits, int) and not isinstance(digits, bool) and digits >= 1
     if not check_digits:
         raise ValueError(f"digits must be an integer >= 1, got {digits!r}")
+    if toward not in (None, "down", "up"):
+        raise ValueError(f"toward must be None, 'down' or 'up', got {toward!r}")
     if isinstance(x, numbers.Integral):
         return f"{int(x):,}".replace("-", "\u2212")
     x = float(x)
@@ -58,6 +64,9 @@ def readable(x, digits: int = 2) -> str:
     sig = digits
     while sig < 6 and round(abs(x), sig - 1 - exponent) >= 10 ** (exponent + 1) and abs(x) < 10 ** (exponent + 1):
         sig += 1  # 0.9987 -> '0.999', not '1.0': keep the digits that say it is below 1
+    if toward is not None:
+        x = bound(x, toward, sig)  # on the grid of sig figures, on the bound's safe side
+        exponent = math.floor(math.log10(abs(x)))  # 0.0998 up is 0.10
     if abs(x) < 1e-3 or abs(x) >= 1e6:
         mantissa, power = f"{x:.{sig - 1}e}".split("e")
         return f"{mantissa.replace('-', chr(0x2212))} \u00d7 10{str(int(power)).translate(SUPERSCRIPTS)}"

@@ -8,8 +8,8 @@ whether it met the stopping rule, where it was trained, and per run that added m
 commit, machine, device and wall time. ``store/analyses/KEY.pt`` keeps the chapters' memoized
 analyses of those models, each keyed by the code it computes from (:func:`save_analyses`,
 :func:`analyses_status`); :func:`verify` checks every stored file's checksum. :func:`save`
-writes the models after ``python -m attnsink reproduce NAME --store`` has trained; :func:`status` compares the store with what each
-experiment asks for now (stored, missing, stale). Where the store is:
+writes the models after ``python -m attnsink reproduce NAME --store`` has trained;
+:func:`status` compares the store with what each experiment asks for now (stored, missing, stale). Where the store is:
 :func:`attnsink.cache.default_store_dir`.
 """
 

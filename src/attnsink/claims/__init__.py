@@ -54,17 +54,25 @@ def run_claims(key: str, profile: str, *runs, **more) -> Report:
 
 def check_claims(key: str, profile: str, *runs, glue: bool = True, **more) -> Report:
     """Measure chapter ``key``'s runs, put every measure into the text (rounded by
-    :func:`attnsink.prose.readable`; a string as it is), check every claim, and return the
+    :func:`attnsink.prose.readable`, toward the safe side where the text states it as a bound,
+    :mod:`attnsink.claims.bounds`; a string as it is), check every claim, and return the
     :class:`Report` (it shows as a verdict table). Raises :class:`ClaimError` naming each
-    claim that does not hold where it must."""
+    claim that does not hold where it must, and, under ``full``, each threshold the text
+    states from both sides that does not print exactly."""
     report = run_claims(key, profile, *runs, **more)
+    wrong = []
     if glue:
         from ..book import glue as put
-        from ..prose import readable
+        from .bounds import chapter_markdown, glued_text, stated_bounds, wrong_side
 
+        markdown = chapter_markdown(key)
+        sides = stated_bounds(markdown) if markdown else {}
         for name, value in report.measures.items():
             if not name.startswith("_") and (isinstance(value, str) or _is_number(value)):
-                put(name, value if isinstance(value, str) else readable(value), display=False)
+                put(name, value if isinstance(value, str) else glued_text(value, sides.get(name)), display=False)
+        wrong = wrong_side(report.measures, sides) if profile == "full" else []
+    if wrong:
+        raise ClaimError(f"{key}, profile {profile}: a bound the text states prints wrong: " + "; ".join(wrong))
     if report.failed:
         listed = "; ".join(f"{r['id']} ({r['claim']} measured: {r['measured']})" for r in report.failed)
         raise ClaimError(f"{key}, profile {profile}: {len(report.failed)} claim(s) do not hold: {listed}")

@@ -1046,7 +1046,8 @@ def _(m):
     )
     return (
         holds,
-        f"{m['collapsed_constant']} of {m['n_collapsed_sinks']} constant; zeroing costs up to {m['collapsed_zero_max']:.2f}",
+        f"{m['collapsed_constant']} of {m['n_collapsed_sinks']} constant; "
+        f"zeroing costs up to {m['collapsed_zero_max']:.2f}",
     )
 
 
@@ -1067,7 +1068,8 @@ def _(m):
     holds = m["_plain_top"] <= m["eps"] < m["_plain_late_top"] < m["eps"] + 0.05 and m["_plain_top"] > m["eps"] - 0.02
     return (
         holds,
-        f"end {m['plain_top']}; late {m['plain_late_top']}, above ε at {m['plain_late_share']:.0%} of late measurements",
+        f"end {m['plain_top']}; late {m['plain_late_top']}, "
+        f"above ε at {m['plain_late_share']:.0%} of late measurements",
     )
 
 

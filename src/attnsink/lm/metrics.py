@@ -80,7 +80,8 @@ def training_health(model: GPT, x: torch.Tensor) -> dict:
     normalised to sum one first, for a rule whose rows need not; rows with no weight left out,
     NaN for a head with no weight anywhere);
     ``query_norm`` (layers,), the Frobenius norm of each layer's query map; ``collapsed_share``,
-    the share of the heads with weight somewhere whose entropy is below :data:`COLLAPSE_NATS`; and ``collapsed``, whether
+    the share of the heads with weight somewhere whose entropy is below :data:`COLLAPSE_NATS`;
+    and ``collapsed``, whether
     that share reaches :data:`COLLAPSE_SHARE`. Attention-logit growth makes rows one-hot and
     stalls training (Wortsman et al., 2023; Zhai et al., 2023); a collapsed run is a failed
     optimisation, not a property of its attention rule. Used in chapter 8."""

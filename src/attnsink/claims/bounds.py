@@ -1,0 +1,115 @@
+"""Bounds the text states: a number glued after "at least", "at most", "below", "more than" and
+the like is rounded to the safe side of what was measured.
+
+:func:`attnsink.prose.readable` rounds to the nearest: 0.01692 prints as 0.017, and after "at
+least" that is a false sentence, one that a referee finds and no claim catches, since the claim
+checks the measured value. So :func:`stated_bounds` reads which glued names a chapter's
+markdown puts after a bound word, and :func:`attnsink.claims.check_claims` prints each of them
+toward its safe side (:func:`glued_text`: "at least 0.016"). A name the text puts after words of
+both kinds is a threshold ("below 0.005 ... above 0.005"): it must print exactly, and
+:func:`wrong_side` names every stated bound that does not.
+"""
+
+from __future__ import annotations
+
+import re
+
+LOWER = ("at least", "no less than", "more than", "greater than", "above", "over", "exceeds", "exceed", "≥", ">")
+"""Words after which a number is a lower bound of what was measured: it must print no higher."""
+
+UPPER = ("at most", "no more than", "up to", "less than", "below", "under", "within", "≤", "<")
+"""Words after which a number is an upper bound: it must print no lower."""
+
+_WORD = "|".join(re.escape(w) for w in sorted(LOWER + UPPER, key=len, reverse=True))
+_BOUND = re.compile(rf"(?<![\w-])({_WORD})\s+\{{glue(?::text)?\}}`([A-Za-z_][\w]*)`", re.IGNORECASE)
+
+_CLAUSE = re.compile(r"[.:;]\s|\(|\n\s*[*-]\s|\n\s*\n")
+_NEGATION = re.compile(r"\b(no|not|none|never|nor|neither|nothing)\b", re.IGNORECASE)
+
+
+def stated_bounds(markdown: str) -> dict[str, str]:
+    """Each glued name that ``markdown`` puts right after a bound word, with its side:
+    ``"lower"`` ("at least {glue:text}`x`"), ``"upper"`` ("at most ...", "below ...") or
+    ``"both"`` (a threshold the text puts after words of either kind). A negation earlier in the
+    clause turns the side over ("no head puts less than x" states a lower bound, "none exceeds
+    x" an upper one); "adds up to" is a sum, not a bound."""
+    sides: dict[str, str] = {}
+    for match in _BOUND.finditer(markdown):
+        word, name = match.group(1).lower(), match.group(2)
+        before = markdown[: match.start()]
+        if word == "up to" and re.search(r"\b(adds?|sums?|comes?)\s+$", before):
+            continue
+        stops = list(_CLAUSE.finditer(before))
+        clause = before[stops[-1].end() :] if stops else before
+        side = "lower" if word in LOWER else "upper"
+        if _NEGATION.search(clause):
+            side = "upper" if side == "lower" else "lower"
+        sides[name] = side if sides.get(name, side) == side else "both"
+    return sides
+
+
+def printed(text: str) -> float:
+    """The number a string of :func:`attnsink.prose.readable` stands for ('1,200' -> 1200.0,
+    '3.2 × 10⁻⁵' -> 3.2e-05, '−0.12' -> -0.12)."""
+    digits = str.maketrans("⁻⁰¹²³⁴⁵⁶⁷⁸⁹", "-0123456789")
+    s = text.replace(",", "").replace("\u2212", "-").strip()
+    if " × 10" in s:
+        mantissa, power = s.split(" × 10")
+        return float(f"{mantissa}e{int(power.translate(digits))}")  # 1.7e-06 exactly, not 1.7 * 10.0**-6
+    try:
+        return float(s)
+    except ValueError:
+        raise ValueError(f"text must be a number as readable() prints it, got {text!r}") from None
+
+
+def glued_text(value, side: str | None) -> str:
+    """``value`` as the text prints it after a bound word of ``side`` (:func:`stated_bounds`):
+    rounded down for ``"lower"``, up for ``"upper"``, to the nearest otherwise."""
+    from ..prose import readable
+
+    return readable(value, toward={"lower": "down", "upper": "up"}.get(side))
+
+
+def wrong_side(measures: dict, sides: dict[str, str]) -> list[str]:
+    """The stated bounds whose printed number (:func:`glued_text`) lies on the wrong side of
+    the measured one, each as a sentence naming the measure; a threshold stated from both
+    sides must print exactly. A name the measures lack (glued by an exercise's own cell) and
+    a measure that is a string (a word, a range) are not rounded here, so not looked at."""
+    wrong = []
+    for name, side in sorted(sides.items()):
+        value = measures.get(name)
+        if value is None or isinstance(value, str):
+            continue
+        text = glued_text(value, side)
+        shown = printed(text)
+        if side == "both" and shown != value:
+            wrong.append(
+                f"{name} = {value!r} prints as {text} after words of both bounds "
+                "('at least', 'at most'): a threshold so stated must print exactly"
+            )
+        elif (side == "lower" and shown > value) or (side == "upper" and shown < value):
+            wrong.append(f"{name} = {value!r} prints as {text}, on the wrong side of a {side} bound")
+    return wrong
+
+
+def chapter_markdown(key: str, where=None) -> str | None:
+    """The markdown of chapter ``key``'s notebook (``"ch1"`` -> ``01_*.ipynb``), looked for in
+    ``where`` (default: the working directory, where the book and nbmake run a chapter, then
+    the repository's ``book/``); ``None`` when it is not found (a notebook opened alone)."""
+    import json
+    from pathlib import Path
+
+    if not re.fullmatch(r"ch\d+", key):
+        return None  # not a chapter of the book (a test's toy chapter)
+    number = int(key[2:])
+    places = [Path(where)] if where is not None else [Path.cwd(), Path(__file__).resolve().parents[3] / "book"]
+    for place in places:
+        found = sorted(place.glob(f"{number:02d}_*.ipynb"))
+        if found:
+            cells = json.loads(found[0].read_text(encoding="utf-8"))["cells"]
+            return "\n".join(
+                "".join(c["source"]) if isinstance(c["source"], list) else c["source"]
+                for c in cells
+                if c["cell_type"] == "markdown"
+            )
+    return None
