@@ -30,7 +30,7 @@ LAYERS = [
     ["experiments"],
     ["stored"],
     ["book"],  # what the chapters call first (it reads the store's status)
-    ["claims.base"],  # what a claim is
+    ["claims.base", "claims.bounds"],  # what a claim is; how the text states a bound
     [
         "claims.ch01",
         "claims.ch02",
