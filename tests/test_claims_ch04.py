@@ -401,3 +401,12 @@ def test_the_cancelling_heads_move_by_one_half_at_least_and_at_row_one():
 
     task = TriggerTask(d_model=8, seq_len=8, residual=True)
     assert ch04.cancelling_moves_floor(task) == pytest.approx(0.5, abs=1e-6)
+
+
+def test_the_least_weight_bounds_meet_even_where_g_has_a_flat_top():
+    from attnsink.claims.ch04 import least_weight_bounds
+
+    # at L = 6, cap 1/2, |g| peaks on two equal grid values side by side; taken as two logits a
+    # grid step apart they made an exact layer of weight 8e8 against a lower bound of 2,705
+    b = least_weight_bounds(6, 0.5)
+    assert b["lower"] <= b["upper"] <= 1.001 * b["lower"]

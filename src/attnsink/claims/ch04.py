@@ -139,6 +139,8 @@ def least_weight_bounds(seq_len: int, theta: float, *, iters: int = 2000) -> dic
     top = np.abs(g).max() + curvature * (cap / 10**6) ** 2 / 8 + 1e-12 * np.abs(y).sum()
     a = np.abs(g)
     peaks = np.flatnonzero(np.r_[True, a[1:-1] >= np.maximum(a[:-2], a[2:]), True])
+    peaks = peaks[np.r_[True, np.diff(peaks) > 1]]  # a flat top of equal grid values is one peak, not
+    # two logits a grid step apart (they made one layer's weight 8e8 where its bound was 2,700)
     best = sorted(fine[peaks[np.argsort(-a[peaks])][: L - 1]])
     logits = [max(Fraction(v).limit_denominator(10**9), Fraction(1, 10**9)) for v in best]
     alpha = cancelling_layer(L, logits)
