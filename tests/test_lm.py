@@ -683,7 +683,7 @@ def test_text_control_trains_both_rules_on_the_python_source_at_its_weight_decay
     assert [(r["attention"], r["seed"]) for r in result.runs] == [
         (rule, seed) for rule in profiles.TEXT_RULES for seed in range(tiny.seeds)
     ]
-    assert result.meta["recipe"] == scale_recipe(tiny, profiles.CONTROL_WEIGHT_DECAY)
+    assert result.meta["recipe"] == scale_recipe(tiny, profiles.CONTROL_WEIGHT_DECAY).given()
     assert result.meta["recipe"]["weight_decay"] == 0.5 and result.meta["recipe"]["schedule"] == "cosine"
     assert isinstance(result.results["softmax"][0], lm.GPT) and len(result.results["relu"]) == tiny.seeds
     layers, heads = profiles.TEXT_MODEL["n_layers"], profiles.TEXT_MODEL["n_heads"]
@@ -776,3 +776,36 @@ def test_context_heads_reads_near_and_far_queries_and_what_each_head_writes():
     # a head with no sink rows is not read: what it writes there is unmeasured (NaN)
     z = np.asarray(out["ablate_zero"])
     assert np.isnan(z[rows == 0]).all() and not np.isnan(z[rows > 0]).any()
+
+
+def test_a_gpt_recipe_is_typed_and_keeps_the_keys_of_the_stored_models():
+    from attnsink.lm import GPTSpec, LMRecipe
+    from attnsink.lm.data import task_config
+
+    arch = {"vocab_size": 16, "seq_len": 24, "d_model": 32, "n_layers": 2, "n_heads": 2, "attention": "softmax"}
+    typed = GPTSpec(TASK, arch, LMRecipe(steps=10, lr=0.003, batch_size=8))
+    from_dict = GPTSpec(TASK, arch, {"steps": 10, "lr": 0.003, "batch_size": 8})
+    assert from_dict.recipe == typed.recipe and from_dict.config(3) == typed.config(3)
+    # the key is exactly the one a dict recipe gave before the type: the fields given, no None, no stop_linf
+    assert typed.config(3) == {
+        "kind": "gpt",
+        **task_config(TASK),
+        **arch,
+        "steps": 10,
+        "lr": 0.003,
+        "batch_size": 8,
+        "seed": 3,
+    }
+    assert typed.options()["recipe"] == {"steps": 10, "lr": 0.003, "batch_size": 8}
+    assert LMRecipe(steps=5, schedule="cosine", warmup=1).given() == {"steps": 5, "warmup": 1, "schedule": "cosine"}
+    for recipe, match in (
+        ({"lr": 0.003}, "steps at least"),
+        ({"steps": 10, "stop_linf": 0.005}, "recipe takes"),
+        (7, "recipe must be an LMRecipe"),
+    ):
+        with pytest.raises(ValueError, match=match):
+            GPTSpec(TASK, arch, recipe)
+    with pytest.raises(ValueError, match="steps"):
+        LMRecipe(steps=0)
+    with pytest.raises(ValueError, match="arch with exactly"):
+        GPTSpec(TASK, {**arch, "mlp": True}, typed.recipe)

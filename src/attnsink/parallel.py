@@ -89,7 +89,7 @@ def _train_gpt_payloads(spec: GPTSpec, seeds: list[int], device: str, progress: 
 
 def _gpt_cost(spec: GPTSpec, n_seeds: int) -> float:
     a = spec.arch
-    return n_seeds * spec.recipe["steps"] * a["n_layers"] * a["d_model"] ** 2 * spec.task.seq_len
+    return n_seeds * spec.recipe.steps * a["n_layers"] * a["d_model"] ** 2 * spec.task.seq_len
 
 
 TRAINERS = {

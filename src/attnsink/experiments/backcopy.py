@@ -29,7 +29,7 @@ def backcopy(ctx: Context) -> ExperimentResult:
     """
     models = [(rule, True) for rule in BACKCOPY_RULES] + [(rule, False) for rule in BACKCOPY_NO_BOS]
     tasks = {bos: lm.BigramBackcopy(**BACKCOPY_TASK, bos=bos) for bos in (True, False)}
-    recipe = {"steps": ctx.settings.steps, "lr": ctx.settings.lr, "batch_size": ctx.settings.batch_size}
+    recipe = lm.LMRecipe(steps=ctx.settings.steps, lr=ctx.settings.lr, batch_size=ctx.settings.batch_size)
     wanted = [(tasks[bos], rule, seed, recipe) for rule, bos in models for seed in ctx.settings.seed_ids]
     trained = iter(train_gpts(ctx, wanted, BACKCOPY_MODEL))
     metrics = memoized(lm.backcopy_metrics, cache_dir=ctx.cache_dir)  # minutes for the full profile: kept

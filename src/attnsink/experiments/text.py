@@ -17,8 +17,7 @@ N_ANALYSIS = 128  # validation windows for the per-head analysis: the ones measu
 
 def train_gpts(ctx: Context, runs: list[tuple], shape: dict) -> list[tuple[lm.GPT, dict]]:
     """GPTs of ``shape`` (``d_model``, ``n_layers``, ``n_heads``), one per (task, rule, seed,
-    recipe) of ``runs``, where ``recipe`` holds :func:`attnsink.lm.train_lm`'s arguments
-    (``steps``, ``lr``, ``batch_size``, ...): through the shared training path
+    recipe) of ``runs``, where ``recipe`` is an :class:`~attnsink.lm.LMRecipe`: through the shared training path
     (:meth:`Context.train_many`: the store, the results cache, the missing ones side by side
     in worker processes, one after the other on a GPU). Each comes with its training history."""
     jobs = {
@@ -34,19 +33,19 @@ def train_gpts(ctx: Context, runs: list[tuple], shape: dict) -> list[tuple[lm.GP
     return [trained[i][0] for i in range(len(runs))]
 
 
-def scale_recipe(settings, weight_decay: float) -> dict:
-    """:func:`attnsink.lm.train_lm`'s arguments for :func:`~attnsink.experiments.text_scale`'s recipe: the
+def scale_recipe(settings, weight_decay: float) -> lm.LMRecipe:
+    """The :class:`~attnsink.lm.LMRecipe` of :func:`~attnsink.experiments.text_scale`'s recipe: the
     ``settings``' steps, rate and batch, AdamW's ``weight_decay`` on the matrices, a linear
     warmup over :data:`~attnsink.profiles.SCALE_WARMUP` of the steps and a cosine decay."""
-    return {
-        "steps": settings.steps,
-        "lr": settings.lr,
-        "batch_size": settings.batch_size,
-        "weight_decay": weight_decay,
-        "every": TEXT_EVERY,
-        "warmup": max(1, round(SCALE_WARMUP * settings.steps)),
-        "schedule": "cosine",
-    }
+    return lm.LMRecipe(
+        steps=settings.steps,
+        lr=settings.lr,
+        batch_size=settings.batch_size,
+        weight_decay=weight_decay,
+        every=TEXT_EVERY,
+        warmup=max(1, round(SCALE_WARMUP * settings.steps)),
+        schedule="cosine",
+    )
 
 
 TEXT_HISTORY = ("step", "val_loss", "sink", "first_mean")  # what a text run's record keeps of its history

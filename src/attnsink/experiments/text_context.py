@@ -6,6 +6,8 @@ per step (:func:`text_context`). Used in chapter 8."""
 
 from __future__ import annotations
 
+from dataclasses import replace
+
 import torch
 
 from .. import lm
@@ -75,7 +77,7 @@ def text_context(ctx: Context) -> ExperimentResult:
     maps the window length to the models."""
     s = ctx.settings
     tasks = {n: lm.PythonSource(seq_len=n) for n in CONTEXT_LENGTHS}
-    recipes = {n: {**scale_recipe(s, SCALE_WEIGHT_DECAY), "batch_size": batch_for(n)} for n in CONTEXT_LENGTHS}
+    recipes = {n: replace(scale_recipe(s, SCALE_WEIGHT_DECAY), batch_size=batch_for(n)) for n in CONTEXT_LENGTHS}
     wanted = [(tasks[n], "softmax", seed, recipes[n]) for n in CONTEXT_LENGTHS for seed in s.seed_ids]
     trained = iter(train_gpts(ctx, wanted, TEXT_MODEL))
     analysis = memoized(context_heads, cache_dir=ctx.cache_dir)
@@ -90,11 +92,15 @@ def text_context(ctx: Context) -> ExperimentResult:
             fields = {
                 "attention": "softmax",
                 "seq_len": n,
-                "batch_size": recipes[n]["batch_size"],
+                "batch_size": recipes[n].batch_size,
                 "lr": s.lr,
                 "weight_decay": SCALE_WEIGHT_DECAY,
                 "seed": seed,
             }
             runs.append(text_record(fields, history, analysis(model, windows, near)))
-    meta = {"model": TEXT_MODEL, "recipes": {str(n): r for n, r in recipes.items()}, "lengths": list(CONTEXT_LENGTHS)}
+    meta = {
+        "model": TEXT_MODEL,
+        "recipes": {str(n): r.given() for n, r in recipes.items()},
+        "lengths": list(CONTEXT_LENGTHS),
+    }
     return ctx.result(runs, results=results, meta=meta)

@@ -46,5 +46,5 @@ def text_control(ctx: Context) -> ExperimentResult:
             results[attention].append(model)
             fields = {"attention": attention, "lr": s.lr, "weight_decay": CONTROL_WEIGHT_DECAY, "seed": seed}
             runs.append(text_record(fields, history, analysis(model, windows)))
-    meta = {"task": SCALE_TASK, "model": TEXT_MODEL, "recipe": recipe}
+    meta = {"task": SCALE_TASK, "model": TEXT_MODEL, "recipe": recipe.given()}
     return ctx.result(runs, results=results, meta=meta)

@@ -35,7 +35,7 @@ def text_decay(ctx: Context) -> ExperimentResult:
     task = lm.CharText(**TEXT_TASK)
     s = ctx.settings
     recipes = {
-        wd: {"steps": s.steps, "lr": s.lr, "batch_size": s.batch_size, "weight_decay": wd, "every": text.TEXT_EVERY}
+        wd: lm.LMRecipe(steps=s.steps, lr=s.lr, batch_size=s.batch_size, weight_decay=wd, every=text.TEXT_EVERY)
         for wd in DECAY_RATES
     }
     points = [(rule, wd) for wd in DECAY_RATES for rule in TEXT_RULES]

@@ -39,13 +39,9 @@ def text_lm(ctx: Context) -> ExperimentResult:
     task = lm.CharText(**TEXT_TASK)
     s = ctx.settings
     recipes = {
-        lr: {
-            "steps": s.steps,
-            "lr": lr,
-            "batch_size": s.batch_size,
-            "weight_decay": TEXT_WEIGHT_DECAY,
-            "every": text.TEXT_EVERY,
-        }
+        lr: lm.LMRecipe(
+            steps=s.steps, lr=lr, batch_size=s.batch_size, weight_decay=TEXT_WEIGHT_DECAY, every=text.TEXT_EVERY
+        )
         for lr in TEXT_LRS
     }
     points = [(rule, lr) for lr in TEXT_LRS for rule in TEXT_RULES]

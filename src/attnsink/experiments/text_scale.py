@@ -75,5 +75,11 @@ def text_scale(ctx: Context) -> ExperimentResult:
                 }
             )
     pieces = sorted({t.pieces for t in tasks.values() if isinstance(t, lm.PythonSample)})
-    meta = {"task": SCALE_TASK, "model": TEXT_MODEL, "recipe": recipe, "chars": list(SCALE_CHARS), "pieces": pieces}
+    meta = {
+        "task": SCALE_TASK,
+        "model": TEXT_MODEL,
+        "recipe": recipe.given(),
+        "chars": list(SCALE_CHARS),
+        "pieces": pieces,
+    }
     return ctx.result(runs, results=results, meta=meta)

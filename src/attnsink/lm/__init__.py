@@ -36,11 +36,12 @@ from .metrics import (
     window_losses,
 )
 from .model import GPT, Block, lm_loss
-from .training import GPTSpec, LMResult, learning_rate, load_gpt, param_groups, train_gpt, train_lm
+from .training import GPTSpec, LMRecipe, LMResult, learning_rate, load_gpt, param_groups, train_gpt, train_lm
 
 __all__ = [
     "GPT",
     "GPTSpec",
+    "LMRecipe",
     "HEAD_KEYS",
     "BigramBackcopy",
     "Block",

@@ -9,7 +9,7 @@ never on embeddings, LayerNorm gains, biases or a rule's learned logit, the usua
 from __future__ import annotations
 
 import math
-from dataclasses import dataclass
+from dataclasses import dataclass, fields
 
 import numpy as np
 import torch
@@ -130,38 +130,70 @@ def train_lm(
 
 
 ARCH_KEYS = ("vocab_size", "seq_len", "d_model", "n_layers", "n_heads", "attention")
-RECIPE_KEYS = ("steps", "lr", "batch_size", "weight_decay", "every", "n_val", "warmup", "schedule")
+
+
+@dataclass(frozen=True)
+class LMRecipe:
+    """How a GPT is trained: :func:`train_lm`'s arguments but the seed, typed. A field left
+    None takes :func:`train_lm`'s default and stays out of the run's key
+    (:meth:`GPTSpec.config`), so an option added later keeps older entries found; ``steps``
+    must be given. :meth:`given` is what :func:`train_lm` receives."""
+
+    steps: int
+    lr: float | None = None
+    batch_size: int | None = None
+    weight_decay: float | None = None
+    every: int | None = None
+    n_val: int | None = None
+    warmup: int | None = None
+    schedule: str | None = None
+
+    def __post_init__(self):
+        check_int("steps", self.steps, 1)
+
+    def given(self) -> dict:
+        """The fields given (not None), by name, in the order declared."""
+        return {f.name: getattr(self, f.name) for f in fields(self) if getattr(self, f.name) is not None}
+
+
+RECIPE_KEYS = tuple(f.name for f in fields(LMRecipe))
 
 
 @dataclass(frozen=True)
 class GPTSpec:
     """One training run of a GPT, but for its seed: the language ``task``, the shape ``arch``
     (:class:`GPT`'s arguments but the seed: ``vocab_size``, ``seq_len``, ``d_model``,
-    ``n_layers``, ``n_heads``, ``attention``) and the ``recipe`` (:func:`train_lm`'s arguments
-    given, ``steps`` at least). Its :meth:`config` is the results cache's key; the arguments
-    not given are not in it, so an older entry stays found when a new option appears."""
+    ``n_layers``, ``n_heads``, ``attention``) and the ``recipe`` (an :class:`LMRecipe`, or a
+    dict of its fields, made into one). Its :meth:`config` is the results cache's key; the
+    recipe's fields not given are not in it, so an older entry stays found when a new option appears."""
 
     task: object
     arch: dict
-    recipe: dict
+    recipe: LMRecipe
 
     kind = "gpt"
 
     def __post_init__(self):
         missing = set(ARCH_KEYS) - set(self.arch)
-        unknown = (set(self.arch) - set(ARCH_KEYS)) | (set(self.recipe) - set(RECIPE_KEYS))
-        if missing or unknown or "steps" not in self.recipe:
-            raise ValueError(
-                f"a GPTSpec needs arch with exactly {list(ARCH_KEYS)} and a recipe of {list(RECIPE_KEYS)} "
-                f"with steps; got arch {sorted(self.arch)} and recipe {sorted(self.recipe)}"
-            )
+        unknown = set(self.arch) - set(ARCH_KEYS)
+        if missing or unknown:
+            raise ValueError(f"a GPTSpec needs arch with exactly {list(ARCH_KEYS)}; got arch {sorted(self.arch)}")
+        if isinstance(self.recipe, dict):
+            bad = set(self.recipe) - set(RECIPE_KEYS)
+            if bad or "steps" not in self.recipe:
+                raise ValueError(
+                    f"a GPTSpec's recipe takes {list(RECIPE_KEYS)}, steps at least; got {sorted(self.recipe)}"
+                )
+            object.__setattr__(self, "recipe", LMRecipe(**self.recipe))
+        elif not isinstance(self.recipe, LMRecipe):
+            raise ValueError(f"recipe must be an LMRecipe or a dict of its fields, got {type(self.recipe).__name__}")
 
     def options(self) -> dict:
-        return {"arch": dict(self.arch), "recipe": dict(self.recipe)}
+        return {"arch": dict(self.arch), "recipe": self.recipe.given()}
 
     def config(self, seed: int) -> dict:
         """The results-cache config of seed ``seed``: its task, shape, rule, recipe and seed."""
-        return {"kind": self.kind, **task_config(self.task), **self.arch, **self.recipe, "seed": seed}
+        return {"kind": self.kind, **task_config(self.task), **self.arch, **self.recipe.given(), "seed": seed}
 
 
 def train_gpt(spec: GPTSpec, seed: int, device: str, progress: bool = False) -> dict:
@@ -177,7 +209,7 @@ def train_gpt(spec: GPTSpec, seed: int, device: str, progress: bool = False) -> 
         torch.set_num_threads(1)
     try:
         model = GPT(**spec.arch, seed=seed).to(device)
-        r = train_lm(model, spec.task, **spec.recipe, seed=seed, progress=progress)
+        r = train_lm(model, spec.task, **spec.recipe.given(), seed=seed, progress=progress)
     finally:
         torch.set_num_threads(threads)
     state = {k: v.detach().cpu() for k, v in model.state_dict().items()}
