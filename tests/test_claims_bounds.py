@@ -17,7 +17,8 @@ def test_the_side_of_a_bound_is_read_from_the_words_before_it():
         "* All heads add up to {glue:text}`total` to {glue:text}`total_hi` of the output.\n"
         "* A run stops below {glue:text}`tol`; its floor is above {glue:text}`tol`.\n"
         "* No ReLU head comes near it (at most {glue:text}`paren`). It is {glue:text}`plain`.\n"
-        "Neither moves the loss by more than\n  {glue:text}`wrapped` nats."
+        "Neither moves the loss by more than\n  {glue:text}`wrapped` nats.\n"
+        "* It runs from {glue:text}`r_lo` to {glue:text}`r_hi`, between {glue}`b_lo` and {glue:text}`b_hi`."
     )
     assert bounds.stated_bounds(md) == {
         "lo": "lower",
@@ -27,7 +28,13 @@ def test_the_side_of_a_bound_is_read_from_the_words_before_it():
         "tol": "both",
         "paren": "upper",  # the negation before the parenthesis is another clause
         "wrapped": "upper",
-    }  # "adds up to" is a sum, and a number after no bound word is not a bound
+        "r_lo": "lower",  # the ends of a range hold every value measured
+        "r_hi": "upper",
+        "b_lo": "lower",
+        "b_hi": "upper",
+        "total": "lower",  # "adds up to" is a sum, not a bound; but "x to y" is a range
+        "total_hi": "upper",
+    }  # a number after no bound word is not a bound
 
 
 def test_printed_reads_back_what_readable_prints():

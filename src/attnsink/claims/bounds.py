@@ -23,6 +23,8 @@ UPPER = ("at most", "no more than", "up to", "less than", "below", "under", "wit
 _WORD = "|".join(re.escape(w) for w in sorted(LOWER + UPPER, key=len, reverse=True))
 _BOUND = re.compile(rf"(?<![\w-])({_WORD})\s+\{{glue(?::text)?\}}`([A-Za-z_][\w]*)`", re.IGNORECASE)
 
+_GLUED = r"\{glue(?::text)?\}`([A-Za-z_]\w*)`"
+_RANGE = re.compile(rf"(?:(?<![\w-])between\s+{_GLUED}\s+and|{_GLUED}\s*(?:to|–))\s+{_GLUED}", re.IGNORECASE)
 _CLAUSE = re.compile(r"[.:;]\s|\(|\n\s*[*-]\s|\n\s*\n")
 _NEGATION = re.compile(r"\b(no|not|none|never|nor|neither|nothing)\b", re.IGNORECASE)
 
@@ -32,7 +34,8 @@ def stated_bounds(markdown: str) -> dict[str, str]:
     ``"lower"`` ("at least {glue:text}`x`"), ``"upper"`` ("at most ...", "below ...") or
     ``"both"`` (a threshold the text puts after words of either kind). A negation earlier in the
     clause turns the side over ("no head puts less than x" states a lower bound, "none exceeds
-    x" an upper one); "adds up to" is a sum, not a bound."""
+    x" an upper one); "adds up to" is a sum, not a bound. The ends of a range ("x to y",
+    "between x and y") are bounds too: the range must hold every value measured."""
     sides: dict[str, str] = {}
     for match in _BOUND.finditer(markdown):
         word, name = match.group(1).lower(), match.group(2)
@@ -45,6 +48,10 @@ def stated_bounds(markdown: str) -> dict[str, str]:
         if _NEGATION.search(clause):
             side = "upper" if side == "lower" else "lower"
         sides[name] = side if sides.get(name, side) == side else "both"
+    for match in _RANGE.finditer(markdown):  # a range holds every value measured: its ends are bounds
+        low, high = match.group(1) or match.group(2), match.group(3)
+        for name, side in ((low, "lower"), (high, "upper")):
+            sides[name] = side if sides.get(name, side) == side else "both"
     return sides
 
 
