@@ -38,7 +38,10 @@ GOOD = {
     "_c_positions": list(range(2, 16)),
     "_all_positions": list(range(2, 16)),
     "c_range": 0.005,
-    "key_spread": 0.0043,
+    "key_spread": 0.0069,
+    "key_spread_j": 0.0137,
+    "key_spread_rel": 0.0048,
+    "key_spread_share": "0.5%",
     "c_scale_gap": 0.0014,
     "diag_gap": 0.002,
     "bos_sd": 0.016,
@@ -65,6 +68,11 @@ GOOD = {
     "nb_relu_vnorm": 0.66,
     "nb_soft_self": 1.0,
     "nb_soft_uneven": 0.13,
+    "nb_soft_pos0_min": 0.2263,
+    "nb_soft_pos0_max": 0.2264,
+    "nb_even_pos0": "0.221",
+    "_nb_even_pos0": 0.2212,
+    "nb_pos0_gap": 0.0052,
     "nb_relu_stopped": True,
     "nb_relu_err": 1.4e-5,
     "nb_relu_mass": 0.0,
@@ -79,6 +87,8 @@ GOOD = {
     "ex_floor_none": 0.087,
     "ex2_visible_linf": 1.8e-7,
     "ex2_relu_linf": 0.44,
+    "ex2_relu_rel": 0.0533,
+    "ex2_relu_rel_pred": 0.0521,
     "ex2_off_max": 0.0,
     "ex3_off_min": -0.27,
     "ex3_off_max": -0.18,
@@ -101,15 +111,17 @@ BREAKS = {  # claim -> a change of the measures that makes it false
     "visible-errs": {"vis_rel": 0.001},
     "floors": {"relu_floor": 0.01},
     "floor-holds": {"pos_trained_min": 0.01},
-    "trained-near-floor": {"pos_trained_ratio": 2.5},
+    "trained-near-floor": {"pos_trained_ratio": 1.6},  # no longer within 1.5 of the floor
     "trained-off": {"trained_off_max": 1e-6},
-    "trained-same-c": {"c_range": 0.2},
+    "trained-same-c": {"c_range": 0.012},  # γ moves by more than 0.01 within a seed
     "trained-rescaled": {"c_scale_gap": 0.05},
     "bos-constant-term": {"bos_w_max": 3.5},
+    "nobos-position-0": {"nb_pos0_gap": 0.015},  # position 0 weighed more than an even spread: a sink forming
+    "ex-nobos-rel": {"ex2_relu_rel": 0.06},  # not what (j+1)/j times the target gives
     "bos-weight-steady": {"_bos_sd_share": 0.05},  # the BOS weight moves with the sequence
     "trained-content-values": {"content_gap": 0.05},  # a content token's value not 1/γ times the token
     "trained-gamma-range": {"c_min": 1.0},  # no rescaling
-    "trained-find-construction": {"bos_value_min": 0.0},
+    "trained-find-construction": {"_bos_sd_share": 0.03},  # the BOS term moves with the content
     "nobos-softmax-fails": {"nb_soft_stopped": 1},
     "nobos-corollary": {"nb_bound_ok": False},
     "nobos-floor-values": {"nb_bound_min": 0.05},
@@ -160,6 +172,11 @@ def test_every_chapter_3_claim_holds_on_good_measures_and_fails_when_its_number_
         {"vo_diagonal": None},  # a value map that is not diagonal
         {"diag_gap": 0.05},  # one diagonal entry of the value map off 1/γ
         {"nb_floor0": 0.2},  # the floor at exact non-trigger rows not about 0.32
+        {"key_spread_rel": 0.012},  # the weights on the keys 1..j not alike
+        {"bos_share_min": 0.18},  # BOS supplies less of the trigger channel than stated
+        {"bos_share_max": 0.42},  # or more
+        {"bos_value_min": 0.0},  # BOS's value zero: no term from BOS
+        {"ex2_relu_rel": 0.049},  # below the expected relative error by more than 5%
     ],
 )
 def test_the_other_branches_of_the_claims_break_them_too(change):
@@ -183,7 +200,7 @@ def fake_runs(task):
     relu[:, j, : j + 1] = 0.4
     runs = [
         {"no_bos": True, "attention": "softmax", "seed": 0, "stopped_early": False, "rel_err_trigger": 0.4}
-        | {"rel_err_nontrigger": 5e-4, "attn_mass_nontrigger": 1.0, "bos_mass_nontrigger": 0.2, "mse": 0.003},
+        | {"rel_err_nontrigger": 5e-4, "attn_mass_nontrigger": 1.0, "bos_mass_nontrigger": 0.22, "mse": 0.003},
         {"no_bos": True, "attention": "relu_visible", "seed": 0, "stopped_early": True, "rel_err_trigger": 1e-5}
         | {"rel_err_nontrigger": 0.0, "attn_mass_nontrigger": 0.0, "bos_mass_nontrigger": 0.0, "mse": 1e-9},
         {"no_bos": False, "attention": "softmax", "seed": 0},  # with BOS: not read
@@ -230,6 +247,15 @@ def test_chapter_3_measures_read_made_up_runs():
     assert m["ex3_off_grad"] == 0  # scores exactly 0 at the non-trigger rows: ReLU passes no gradient
     assert m["ex_exact_max"] < 1e-9 and m["ex_floor_square"] == pytest.approx(0.289, abs=1e-3)
     assert m["ex2_visible_linf"] < 1e-5 < m["ex2_relu_linf"] and m["ex2_off_max"] == 0
+    # (j+1)/j times the target, exactly: on 1000 sequences the measured error is near its expectation
+    assert m["ex2_relu_rel_pred"] == pytest.approx(0.0521, abs=1e-4)
+    assert m["ex2_relu_rel"] == pytest.approx(m["ex2_relu_rel_pred"], rel=0.05)
+    # an even spread over each row's content tokens puts 0.221 on position 0; the made-up runs' mass
+    assert m["_nb_even_pos0"] == pytest.approx(0.2212, abs=1e-4) and m["nb_even_pos0"] == "0.221"
+    assert m["nb_soft_pos0_min"] == m["nb_soft_pos0_max"] == 0.22
+    assert m["nb_pos0_gap"] == pytest.approx(0.0012, abs=1e-4)
+    assert m["key_spread_j"] < 1e-5 and m["key_spread_rel"] < 1e-5  # the construction: 1/j on every key
+    assert m["key_spread_share"] == "0.1%"  # a float32 spread of 10⁻⁷, rounded up
     report = claims.run_claims("ch3", "full", task, batch, visible_runs, relu_runs, nobos)
     failed = {r["id"] for r in report.rows if not r["holds"]}
     # the stand-ins are not the trained heads: no BOS term, no rescaling to gain from, scores at
