@@ -159,7 +159,26 @@ GOOD = {
     "ex3_relu_trigger": 0.045,
     "ex3_relu_trigger_max": 0.049,
     "ex3_scale_only": 0.053,
-    "_ex3_ratio": (0.86, 0.91),
+    "ex3_rescaled": 0.0028,
+    "ex3_both_fixed": 2.0e-5,
+    "ex3_bos_back_min": 0.053,
+    "ex3_bos_back_max": 0.0535,
+    "ex3_soft_avg_norm": 1.318,
+    "ex3_soft_avg_share": 0.573,
+    "ex3_target_norm": 1.166,
+    "ex3_bias_value_gap": 0.0021,
+    "sink_share_min": 0.39,
+    "sink_share_max": 0.56,
+    "init_trigger_gap": 0.0027,
+    "init_rel_err_rest": 5.0e-5,
+    "zero_loss": 0.00574,
+    "first_loss_mean": 0.00573,
+    "soft_first_bos_gap": 8.4e-4,
+    "uniform_bos": 0.1605,
+    "init_value_max": 0.0172,
+    "trained_value_min": 2.3,
+    "init_value_ratio_min": 0.229,
+    "bos_shrink_max": 0.21,
 }
 BREAKS = {  # claim -> changes of the measures, each of which makes it false
     "softmax-parks": [{"soft_min_bos_row": 0.98}, {"soft_min_bos": 0.998}],
@@ -191,6 +210,20 @@ BREAKS = {  # claim -> changes of the measures, each of which makes it false
     ],
     "sinks-by-gu": [{"relu_sink_rate": 0.5}, {"soft_sink_rate": 0.9}],
     "sink-forms-early": [{"n_before_10": 1}, {"min_lead": -3}, {"min_lead": None}, {"loss_step_10": 300}],
+    "untrained-outputs-nothing": [
+        {"init_trigger_gap": 0.2},
+        {"init_rel_err_rest": 0.01},
+        {"first_loss_mean": 0.007},
+        {"first_loss_mean": 0.005},
+    ],
+    "starts-uniform": [{"soft_first_bos_gap": 0.02}],
+    "values-grow-bos-shrinks": [
+        {"trained_value_min": 1.0},
+        {"bos_shrink_max": 1.2},
+        {"init_value_ratio_min": 0.1},
+        {"soft_max_value_ratio": 0.06},
+    ],
+    "sink-forms-midway": [{"sink_share_min": 0.1}, {"sink_share_max": 0.9}, {"sink_share_min": float("nan")}],
     "relu-never-parks": [{"relu_history_max_bos": 0.3}, {"relu_first_bos": 0.002}],
     "ex1-averages-anywhere": [
         {"ex1_key_gap": 0.02},
@@ -201,11 +234,23 @@ BREAKS = {  # claim -> changes of the measures, each of which makes it false
     "ex2-no-trigger": [{"ex2_parked": 0.9}, {"ex2_soft_out": 0.1}, {"ex2_relu_mass": 1e-6}, {"ex2_relu_out": 1e-6}],
     "ex2-flagless": [{"ex2_flagless_bos": 0.9}, {"ex2_flagless_relu": 0.3}],
     "ex3-no-bos": [
-        {"ex3_soft_rest": 0.01},
+        {"ex3_soft_rest": 0.9},
         {"ex3_relu_rest": 1e-4},
-        {"ex3_soft_trigger": 0.06},
-        {"_ex3_ratio": (0.5, 0.9)},
-        {"_ex3_ratio": (0.9, 1.5)},
+        {"ex3_soft_trigger": 0.05},
+        {"ex3_relu_trigger": 0.03},
+        {"ex3_relu_trigger_max": 0.07},
+    ],
+    "ex3-scale": [
+        {"ex3_rescaled": 0.006},
+        {"ex3_both_fixed": 2e-4},
+        {"ex3_bos_back_min": 0.051},
+        {"ex3_bos_back_max": 0.055},
+        {"ex3_relu_trigger_max": 0.0531},
+    ],
+    "ex3-long-average": [
+        {"ex3_soft_avg_norm": 1.1},
+        {"ex3_soft_avg_share": 0.45},
+        {"ex3_bias_value_gap": 0.2},
     ],
 }
 
@@ -270,7 +315,7 @@ def fake_single_layer(n=2, L=16):
         model = AttentionModel(L, attention=rule, seed=seed)
         return SimpleNamespace(history=history, steps=10, seed=seed, model=model)
 
-    sink = [0.1, 0.5, 0.8, 0.95] + [0.99] * 6
+    sink = [0.16, 0.5, 0.8, 0.95] + [0.99] * 6  # starts at what uniform weights give
     return SimpleNamespace(
         runs=runs,
         settings=SimpleNamespace(stop_linf=5e-3, steps=20),
@@ -294,6 +339,10 @@ READ_MODELS = {
     "ex2-no-trigger",
     "ex2-flagless",
     "ex3-no-bos",
+    "ex3-scale",
+    "ex3-long-average",
+    "untrained-outputs-nothing",  # the fake's loss is not an untrained head's
+    "values-grow-bos-shrinks",
 }
 
 
@@ -311,6 +360,11 @@ def test_chapter_1_measures_read_the_runs():
     assert m["_relu_bos_c_noise"] >= 0 and m["_relu_bos_exact"] < 1e-5  # j w is the clamped score, by construction
     assert 0 < m["ex3_scale_only"] < 1
     assert m["ex3_scale_only"] == pytest.approx(0.053, abs=0.005)  # the 1/j scale alone, as in the text
+    # untrained models: the fake's are their own initialisation, so nothing grew or shrank
+    assert m["init_value_max"] >= m["trained_value_min"] and m["bos_shrink_max"] == pytest.approx(1)
+    assert m["init_rel_err_rest"] < 1e-3 and m["init_trigger_gap"] < 0.05  # they output almost nothing
+    assert m["zero_loss"] == pytest.approx(0.0057, abs=3e-4) and m["uniform_bos"] == pytest.approx(0.1605, abs=1e-3)
+    assert m["ex3_both_fixed"] <= m["ex3_bos_back_max"] and m["sink_share_min"] == pytest.approx(0.3)
     assert m["plain_gap"] is None and m["_plain_rules"] == () and m["soft_steps"] == "10.5"  # a median of two
     both = ch01.measures(fake_single_layer(), plain_gap={"softmax": 1e-7, "relu": 3.2e-6})
     assert both["plain_gap"] == 3.2e-6 and both["_plain_rules"] == ("relu", "softmax")
