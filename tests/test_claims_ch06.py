@@ -27,6 +27,13 @@ GOOD = {
     "_clip_slack": 0.0006,
     "_clip_a00": True,
     "_clipped_min_bos": 0.83,
+    "clipped_min_share": 0.99999,
+    "relu_trig_bos_lo": 0.20,
+    "relu_trig_bos_hi": 0.27,
+    "relu_vis_trig_bos_lo": 0.084,
+    "relu_vis_trig_bos_hi": 0.099,
+    "relu_map_bos": 0.23,
+    "relu_vis_map_bos": 0.077,
     "relu_max_bos": 0.0,
     "unused_min_bos": 0.995,
     "phantom": 0.005,
@@ -48,8 +55,8 @@ GOOD = {
     "_others_map_trigger": 0.124,
     "parks_value_ratio": 0.00074,
     "parks_nontrig": 2.8e-6,
-    "ex3_nb_share": 0.999,
-    "ex3_nb_bound": 0.6,
+    "ex3_nb_share": 0.9997,
+    "ex3_nb_bound": 0.72,
     "_ex3_beyond": True,
     "_ex3_wb_within": True,
     "_ex3_signs": True,
@@ -68,6 +75,7 @@ GOOD = {
     "relu_steps": 656,
     "sigmoid_stopped": 0,
     "n_seeds": 5,
+    "never_runs": 10,
     "off_sink_count": 3,
     "_off_clear_count": 3,
     "n_off": 6,
@@ -84,6 +92,8 @@ BREAKS = {
     "partial-sink": {"_clip_slack": -0.01},
     "relu-no-sink": {"relu_max_bos": 0.02},
     "relu-bos-zero": {"relu_max_bos": 1e-4},
+    "relu-trigger-bos": {"relu_trig_bos_lo": 0.0},
+    "partial-on-bos": {"clipped_min_share": 0.99},
     "off-still-sinks": {"unused_min_bos": 0.8},
     "phantom-unused": {"phantom": 0.02},
     "gated-half": {"_gated_max_mass": 0.9},
@@ -130,6 +140,9 @@ MORE_BREAKS = [  # the other branches of claims that check several numbers
     ("phantom-through-scores", {"_ex3_beyond": False}),
     ("phantom-through-scores", {"_ex3_wb_within": False}),
     ("phantom-through-scores", {"_ex3_signs": False}),
+    ("relu-trigger-bos", {"relu_vis_trig_bos_lo": 0.01}),
+    ("relu-trigger-bos", {"relu_map_bos": 0.0}),
+    ("relu-trigger-bos", {"relu_vis_map_bos": 0.04}),
 ]
 
 
@@ -203,7 +216,8 @@ def fake_variants(seeds=2):
             a = torch.zeros(N_MAP, L, L)
             a[:, J, J] = 0.95 if VARIANT_RULES[r] != "off state" else 0.01 if r == "sigmoid" else 0.1
             figure_attn[r, bos] = a
-    return SimpleNamespace(runs=runs, results=results, figure_attn=figure_attn, settings=SimpleNamespace(steps=50_000))
+    settings = SimpleNamespace(steps=50_000, stop_linf=5e-3)
+    return SimpleNamespace(runs=runs, results=results, figure_attn=figure_attn, settings=settings)
 
 
 def _terms(model, task, n=200):
@@ -218,7 +232,7 @@ def test_chapter_6_measures_read_the_runs(monkeypatch):
     m = ch06.measures(result)
     assert m["simplex_min_bos"] == pytest.approx(0.99) and m["clipped_bos"] == pytest.approx(0.81)
     assert m["_clipped_min_bos"] == pytest.approx(0.8) and m["_clip_slack"] == pytest.approx(0.05 - 0.2 * 0.5)
-    assert 0.1 <= m["clip_err_term"] <= 0.11  # float32 0.1000000015, rounded up
+    assert m["clip_err_term"] == pytest.approx(0.1)  # float32 0.1000000015: check_claims rounds it for the text
     assert m["relu_max_bos"] == 0 and m["unused_min_bos"] == pytest.approx(0.99)
     assert m["phantom"] == pytest.approx(1 - 0.994)  # softmax1's second seed keeps the least
     assert m["gated_mass"] == pytest.approx(0.35) and m["_gated_min_share"] == 1.0
@@ -227,6 +241,9 @@ def test_chapter_6_measures_read_the_runs(monkeypatch):
     assert 0 <= m["simplex_min_row_bos"] <= 1 and 0 <= m["unused_min_row_bos"] <= 1  # untrained heads
     assert m["sigmoid_gap"] == pytest.approx(0.01) and m["sigmoid_stopped"] == 0 and m["n_seeds"] == 2
     assert (m["sigmoid_steps"], m["relu_steps"], m["step_budget"]) == (50_000, 600, 50_000)
+    assert m["never_runs"] == 4 and m["stop_linf"] == "0.005"  # 2 seeds on each task
+    assert m["clipped_min_share"] == 1.0 and m["relu_map_bos"] == 0 and m["relu_vis_map_bos"] == 0
+    assert 0 <= m["relu_trig_bos_lo"] <= m["relu_trig_bos_hi"] and 0 <= m["relu_vis_trig_bos_lo"]
     assert m["simplex_nb_min_err"] == pytest.approx(0.42) and m["simplex_nb_errs"] == "0.420 to 0.421"
     assert m["_clipped_nb_min_mass"] == pytest.approx(0.78) and 0 <= m["on_itself"] <= 1  # untrained heads
     assert m["off_nb_max_mass"] == pytest.approx(0.003) and m["off_nb_max_err"] == pytest.approx(0.005)
@@ -234,20 +251,24 @@ def test_chapter_6_measures_read_the_runs(monkeypatch):
     assert m["relu_stopped"] and m["relu_vis_nb_stopped"] and m["_inexact_stop"]
     assert (m["off_sink_count"], m["_off_clear_count"], m["n_off"]) == (3, 3, 6)
     assert m["sigmoid_stopped"] == 0 and m["_clipped_stopped"] == 0  # counted on both tasks
-    # every number stated as a bound is rounded to its safe side
-    assert m["scale_floor_vis"] == 0.016 and m["scale_floor_relu_nb"] == 0.01  # 0.01692, 0.01091
-    assert m["nb_mse_floor"] == 4.2e-4  # 4.27e-4, down
+    # the measures stay unrounded (check_claims prints a stated bound on its safe side), but for
+    # the one bound the text qualifies ("at least about"), rounded down here
+    assert m["scale_floor_vis"] == pytest.approx(0.01692, abs=1e-5)
+    assert m["nb_mse_floor"] == pytest.approx(ch06.rule_constants()["nb_mse_floor"])
+    assert m["clip_floor"] == 0.76  # 0.7610, down
     assert m["_sigmoid_map_trigger"] == pytest.approx(0.01) and m["_others_map_trigger"] == pytest.approx(0.1)
     assert m["parks_value_ratio"] == pytest.approx(1e-4) and m["parks_nontrig"] == pytest.approx(1e-5)
-    assert m["ex3_seeds"] == 2 and m["ex3_nb_bh"] and m["ex3_nb_bound"] == 0.34  # b_h = 0: 1/3, up
+    assert m["ex3_seeds"] == 2 and m["ex3_nb_bh"] == "0.00" and m["ex3_nb_bound"] == 0.5  # b_h = 0: e^0/(e^0 + 1)
     assert not m["_ex3_signs"]  # an untrained logit is 0 on both tasks
     assert m["_scale_margin"] > 0  # untrained heads output about nothing: far above the floor
     report = claims.run_claims("ch6", "full", result)
     failed = {r["id"] for r in report.rows if not r["holds"]}
-    # the made-up partial head breaks the inequality, its sigmoid heads leave 0.01 off BOS, and
-    # the untrained models (read row by row) do not sink, nor look at the trigger, nor learn a logit
+    # the made-up partial head breaks the inequality, its sigmoid heads leave 0.01 off BOS, its
+    # ReLU maps leave BOS empty, and the untrained models (read row by row) do not sink, nor look
+    # at the trigger, nor learn a logit
     assert failed == {
         "partial-sink",
+        "relu-trigger-bos",
         "sigmoid-on-bos",
         "simplex-sinks-every-row",
         "off-still-sinks-every-row",
@@ -265,3 +286,40 @@ def test_a_simplex_run_below_the_corollarys_floor_is_counted(monkeypatch):
     m = ch06.measures(result)
     assert m["_below_bound"] == 1 and m["simplex_nb_min_err"] == 0.0
     assert not dict((c.id, c) for c in ch06.CHAPTER.claims)["simplex-fail"].run(m)[0]
+
+
+def test_a_range_glued_as_one_string_holds_every_value():
+    assert ch06.safe_span([0.798, 0.904]) == "0.79 to 0.91"  # '0.80 to 0.90' would leave both out
+    assert ch06.safe_span([-0.217, -0.073]) == "\u22120.22 to \u22120.07"
+    assert ch06.safe_span([0.42129, 0.42199], 3) == "0.421 to 0.422"
+    assert ch06.safe_span([0.42, 0.421], 3) == "0.420 to 0.421"  # float noise does not widen it
+    assert ch06.safe_span([0.5, 0.5]) == "0.50"
+
+
+STATED = {  # the measures the text states as bounds: check_claims rounds them, so the text must say so
+    **dict.fromkeys(
+        ["simplex_min_row_bos", "unused_min_row_bos", "simplex_nb_min_err", "nb_bound_min", "nb_mse_floor"],
+        "lower",
+    ),
+    **dict.fromkeys(
+        ["scale_floor_vis", "scale_floor_relu_nb", "on_itself", "ex3_nb_share", "clipped_min_share"], "lower"
+    ),
+    **dict.fromkeys(["relu_trig_bos_lo", "relu_vis_trig_bos_lo"], "lower"),
+    **dict.fromkeys(
+        ["clip_err_term", "simplex_nb_nontrig", "off_nb_max_err", "off_nb_max_mass", "phantom", "simplex_out_noise"],
+        "upper",
+    ),
+    **dict.fromkeys(
+        ["simplex_out_var", "parks_value_ratio", "parks_nontrig", "ex3_nb_bound", "ex3_wb_share"],
+        "upper",
+    ),
+    **dict.fromkeys(["relu_trig_bos_hi", "relu_vis_trig_bos_hi"], "upper"),
+}
+
+
+def test_the_chapter_states_each_unrounded_bound_after_a_bound_word():
+    from attnsink.claims.bounds import chapter_markdown, stated_bounds
+
+    sides = stated_bounds(chapter_markdown("ch6"))
+    assert {name: sides.get(name) for name in STATED} == STATED
+    assert "clip_floor" not in sides and set(ch06.LOWER) == {"clip_floor"}  # "at least about": rounded in measures

@@ -5,8 +5,10 @@ rule with an off state solves the task without BOS; half of them still sink when
 The measures come in four parts, one per section of the chapter: the task and the rules
 (:func:`rule_constants`, no training), the task with BOS (:func:`with_bos`), the task without it
 (:func:`without_bos`), and the scales that do not count the averaged tokens (:func:`scales`).
-:func:`training` reads who met the stopping rule. :func:`measures` rounds every number the text
-states as a bound to its safe side (:data:`LOWER`, :data:`UPPER`)."""
+:func:`training` reads who met the stopping rule. The measures stay unrounded: a number the text
+states after a bound word ("at least", "at most") or as a range's end is printed on its safe
+side by :func:`attnsink.claims.check_claims`; :data:`LOWER` rounds the one bound the text
+qualifies ("at least about"), and :func:`safe_span` the ranges glued as one string."""
 
 from __future__ import annotations
 
@@ -21,7 +23,7 @@ from ..cache import memoized
 from ..experiments import VARIANT_RULES
 from ..metrics import OFF_MASS, SINK_MASS, evaluate, sink_bound_terms
 from ..profiles import FIGURE_TRIGGER_POS
-from ..prose import bound, span
+from ..prose import bound
 from ..task import TriggerTask
 from ..theory import mse_lower_bound, position_scale_error_bound, trigger_error_lower_bound
 from .base import Chapter
@@ -41,32 +43,24 @@ RELU = ["relu", "relu_visible"]
 UNUSED = ["softmax1", "sink_logit", "sigmoid"]  # off-state rules that sink all the same
 PHANTOM = ["softmax1", "sink_logit"]  # the rules with a phantom key
 INEXACT_STOP = ["softmax1", "sink_logit", "gated"]  # off-state rules that cannot be exact (prop-positive-weights)
-LOWER = {  # measures the text states as "at least" / "or more": rounded down (digits)
-    "simplex_min_row_bos": 3,
-    "unused_min_row_bos": 3,
+LOWER = {  # a lower bound the text states as "at least about", which check_claims does not
+    # read as a bound word: rounded down here (digits). Every other bound is left to check_claims.
     "clip_floor": 2,
-    "simplex_nb_min_err": 2,
-    "nb_bound_min": 2,
-    "nb_mse_floor": 2,
-    "scale_floor_vis": 2,
-    "scale_floor_relu_nb": 2,
-    "on_itself": 3,
-    "ex3_nb_share": 3,
-}
-UPPER = {  # measures the text states as "at most": rounded up (digits)
-    "clip_err_term": 2,
-    "simplex_nb_nontrig": 2,
-    "off_nb_max_err": 2,
-    "off_nb_max_mass": 2,
-    "phantom": 2,
-    "simplex_out_noise": 2,
-    "simplex_out_var": 2,
-    "parks_value_ratio": 2,
-    "parks_nontrig": 2,
-    "ex3_nb_bound": 2,
-    "ex3_wb_share": 2,
 }
 SIGMOID_FAINT = 0.02  # the no-BOS map's sigmoid trigger row: no mean weight above this (the caption)
+RELU_TRIGGER_BOS = 0.05  # with BOS, the ReLU heads' trigger rows put at least this mean weight on BOS
+
+
+def safe_span(values, decimals: int = 2) -> str:
+    """The smallest and largest of ``values`` as a range that holds every one of them: the
+    smallest rounded down, the largest up, to ``decimals`` places ('0.79 to 0.91'); one number
+    when both print alike."""
+    lo, hi = (
+        step(round(float(f(values)) * 10**decimals, 9)) / 10**decimals
+        for step, f in ((math.floor, min), (math.ceil, max))
+    )
+    text = [f"{x:.{decimals}f}".replace("-", "\u2212") for x in (lo, hi)]
+    return text[0] if text[0] == text[1] else f"{text[0]} to {text[1]}"
 
 
 def rule_constants(task: TriggerTask | None = None) -> dict:
@@ -126,6 +120,16 @@ def smallest_row_bos(result, rules: list[str], n: int = 1000) -> float:
     return least
 
 
+def trigger_row_bos(result, rule: str, n: int = 1000) -> list[float]:
+    """Per seed of ``rule`` on the task with BOS, the mean weight its trigger rows put on BOS
+    (``n`` test sequences, every trigger position)."""
+    task, means = TriggerTask(), []
+    for r in result.results[rule, True]:
+        ev = evaluate(r.model, task, n=n)
+        means.append(ev.attn[0][:, 0, :, 0][ev.batch.is_trigger].mean().item())
+    return means
+
+
 def with_bos(result, constants: dict) -> dict:
     """The task with BOS: who sinks, the partial rule's floor checked row by row, and how long
     the rules that cannot be exact took."""
@@ -140,6 +144,8 @@ def with_bos(result, constants: dict) -> dict:
         slack.append(((t["err_row"] + t["err_bos"]) - t["mass_off_bos"] * t["d_lower"]).min().item())
         err_term.append(((t["err_row"] + t["err_bos"]) / t["d_lower"]).mean().item())
     sig, clipped = on["sigmoid"], on["clipped_softmax"]
+    j = FIGURE_TRIGGER_POS  # the maps' trigger row
+    trig = {r: trigger_row_bos(result, r) for r in RELU}
     parkers = [r for r in VARIANT_RULES if r not in RELU]  # every rule whose head puts weight on BOS
     return {
         "simplex_min_bos": float(min(on[r].bos_mass_nontrigger.min() for r in SIMPLEX)),
@@ -152,10 +158,17 @@ def with_bos(result, constants: dict) -> dict:
         "_gated_max_bos": float(on["gated"].bos_mass_nontrigger.max()),
         "clipped_bos": float(clipped.bos_mass_nontrigger.mean()),
         "_clipped_min_bos": float(clipped.bos_mass_nontrigger.min()),
+        "clipped_min_share": float(clipped.bos_share_nontrigger.min()),  # of the weight it keeps
         "clip_err_term": max(err_term),
         "_clip_slack": min(slack),
         "_clip_a00": a00,
         "relu_max_bos": float(max(on[r].bos_mass_nontrigger.max() for r in RELU)),
+        "relu_trig_bos_lo": min(trig["relu"]),  # at the trigger row, mean over sequences, per seed
+        "relu_trig_bos_hi": max(trig["relu"]),
+        "relu_vis_trig_bos_lo": min(trig["relu_visible"]),
+        "relu_vis_trig_bos_hi": max(trig["relu_visible"]),
+        "relu_map_bos": result.figure_attn["relu", True].mean(0)[j, 0].item(),  # the map's trigger row
+        "relu_vis_map_bos": result.figure_attn["relu_visible", True].mean(0)[j, 0].item(),
         "unused_min_bos": float(min(on[r].bos_mass_nontrigger.min() for r in UNUSED)),
         "n_off": len(OFF),
         "off_sink_count": sum(bool(on[r].bos_mass_nontrigger.min() >= SINK_MASS) for r in OFF),
@@ -183,8 +196,10 @@ def training(result) -> dict:
         "sigmoid_steps": int(on["sigmoid"].steps.median()),
         "sigmoid_stopped": int(both["sigmoid"].stopped_early.sum()),  # both tasks
         "_clipped_stopped": int(both["clipped_softmax"].stopped_early.sum()),  # both tasks
+        "never_runs": int(min(len(both[r]) for r in ("sigmoid", "clipped_softmax"))),  # runs of each, both tasks
         "_inexact_stop": bool(all(both[r].stopped_early.all() for r in INEXACT_STOP)),
         "step_budget": int(result.settings.steps),
+        "stop_linf": f"{result.settings.stop_linf:g}",  # a batch's largest absolute error below this: stop
     }
 
 
@@ -202,22 +217,23 @@ def weight_on_itself(result, rules: list[str], n: int = 1000) -> float:
 
 def phantom_key(result) -> dict:
     """Exercise 6.3: the sink_logit heads' learned logit b_h and the phantom key's share of the
-    non-trigger rows, every seed on both tasks, against e^b/(e^b + 2), the most it can take at a
-    row i >= 1 while the keys' scores are not negative."""
+    non-trigger rows, every seed on both tasks, against e^b/(e^b + 1), the most it can take at any
+    row (row i, with i + 1 keys, gives it at most e^b/(e^b + i + 1)) while the keys' scores are
+    not negative. Without BOS the non-trigger rows include row 0, whose one key allows that most."""
     rows = []
     for bos in (True, False):
         for r in result.results["sink_logit", bos]:
             b_h = r.model.sink.item()
             share = 1 - evaluate(r.model, TriggerTask(bos=bos)).summary()["attn_mass_nontrigger"]
-            rows.append({"bos": bos, "b_h": b_h, "share": share, "most": math.exp(b_h) / (math.exp(b_h) + 2)})
+            rows.append({"bos": bos, "b_h": b_h, "share": share, "most": math.exp(b_h) / (math.exp(b_h) + 1)})
     df = pd.DataFrame(rows)
     nb, wb = df[~df.bos], df[df.bos]
     return {
         "ex3_seeds": len(nb),
         "ex3_nb_share": float(nb.share.min()),
         "ex3_nb_bound": float(nb.most.max()),
-        "ex3_nb_bh": span(nb.b_h),
-        "ex3_wb_bh": span(wb.b_h),
+        "ex3_nb_bh": safe_span(nb.b_h),
+        "ex3_wb_bh": safe_span(wb.b_h),
         "ex3_wb_share": float(wb.share.max()),
         "_ex3_beyond": bool((nb.share > nb.most).all()),
         "_ex3_wb_within": bool((wb.share <= wb.most).all()),
@@ -248,7 +264,7 @@ def without_bos(result, constants: dict) -> dict:
     return {
         "simplex_nb_min_err": float(simplex.rel_err_trigger.min()),
         "nb_seeds": int(min(len(nb[r]) for r in [*SIMPLEX, "clipped_softmax"])),  # seeds per rule
-        "simplex_nb_errs": span(simplex.rel_err_trigger, 3),
+        "simplex_nb_errs": safe_span(simplex.rel_err_trigger, 3),
         "nb_bound_min": float(bound.min()),
         "_below_bound": int((simplex.rel_err_trigger < bound).sum()),
         "_below_mse_floor": int((simplex.mse < constants["nb_mse_floor"]).sum()),
@@ -296,9 +312,8 @@ def measures(result) -> dict:
     m = rule_constants()
     m = {**m, **with_bos(result, m), **without_bos(result, m), **scales(result, m), **training(result)}
     m.update(phantom_key(result))
-    for names, side in ((LOWER, "down"), (UPPER, "up")):
-        for name, digits in names.items():
-            m[name] = bound(m[name], side, digits)  # a stated bound is never on the wrong side
+    for name, digits in LOWER.items():
+        m[name] = bound(m[name], "down", digits)  # a stated bound is never on the wrong side
     return m
 
 
@@ -351,14 +366,37 @@ def _(m):
     )
 
 
+@CHAPTER.claim(
+    "partial-on-bos",
+    "With BOS, the weight clipped_softmax keeps at the non-trigger rows sits on BOS: a BOS share of at least "
+    "0.999 in every seed.",
+)
+def _(m):
+    return m["clipped_min_share"] >= 0.999, f"smallest BOS share {m['clipped_min_share']:.7g}"
+
+
 @CHAPTER.claim("relu-no-sink", "With BOS, the ReLU heads put at most 0.01 of a non-trigger row on BOS.", profiles=BOTH)
 def _(m):
     return m["relu_max_bos"] <= 0.01, f"largest BOS mass {m['relu_max_bos']:.2g}"
 
 
-@CHAPTER.claim("relu-bos-zero", "The ReLU heads' BOS mass is exactly 0 in every seed.")
+@CHAPTER.claim("relu-bos-zero", "The ReLU heads' BOS mass at the non-trigger rows is exactly 0 in every seed.")
 def _(m):
     return m["relu_max_bos"] == 0, f"largest BOS mass {m['relu_max_bos']:.2g}"
+
+
+@CHAPTER.claim(
+    "relu-trigger-bos",
+    "With BOS, the ReLU heads do put weight on BOS at the trigger row: a mean weight of at least 0.05 in every "
+    "seed (1000 test sequences, every trigger position), and in Fig 6.3's first-seed panels (trigger at 7).",
+)
+def _(m):
+    keys = ("relu_trig_bos_lo", "relu_vis_trig_bos_lo", "relu_map_bos", "relu_vis_map_bos")
+    return min(m[k] for k in keys) >= RELU_TRIGGER_BOS, (
+        f"relu {m['relu_trig_bos_lo']:.3f} to {m['relu_trig_bos_hi']:.3f} (map {m['relu_map_bos']:.3f}), "
+        f"relu_visible {m['relu_vis_trig_bos_lo']:.3f} to {m['relu_vis_trig_bos_hi']:.3f} "
+        f"(map {m['relu_vis_map_bos']:.3f})"
+    )
 
 
 @CHAPTER.claim(
@@ -441,7 +479,7 @@ def _(m):
 def _(m):
     holds = m["simplex_nb_min_err"] >= FAILS and m["_below_bound"] == 0 and m["_below_mse_floor"] == 0
     return holds, (
-        f"smallest error {m['simplex_nb_min_err']:.3f} (floor ≥ {m['nb_bound_min']:.2g}); "
+        f"smallest error {m['simplex_nb_min_err']:.4f} (floors from {m['nb_bound_min']:.4g}); "
         f"{m['_below_bound']} below the floor, {m['_below_mse_floor']} below the MSE floor"
     )
 
@@ -485,7 +523,7 @@ def _(m):
     profiles=BOTH,
 )
 def _(m):
-    return m["on_itself"] >= SINK, f"least mean weight on itself {m['on_itself']:.4f}"
+    return m["on_itself"] >= SINK, f"least mean weight on itself {m['on_itself']:.7g}"
 
 
 @CHAPTER.claim(
@@ -501,13 +539,13 @@ def _(m):
 @CHAPTER.claim(
     "phantom-through-scores",
     "Without BOS, the sink_logit phantom key takes at least 0.999 of the non-trigger rows in every seed, more than "
-    "e^b/(e^b + 2) allows with the keys' scores all ≥ 0, and b_h > 0; with BOS, b_h < 0 and the share stays "
-    "within that bound.",
+    "e^b/(e^b + 1), the most any row allows with the keys' scores all ≥ 0, and b_h > 0; with BOS, b_h < 0 and "
+    "the share stays within that bound.",
 )
 def _(m):
     holds = m["ex3_nb_share"] >= 0.999 and m["_ex3_beyond"] and m["_ex3_wb_within"] and m["_ex3_signs"]
     return holds, (
-        f"least share {m['ex3_nb_share']:.4g} (bound ≤ {m['ex3_nb_bound']:.2g}); beyond: {m['_ex3_beyond']}; "
+        f"least share {m['ex3_nb_share']:.5f} (bounds up to {m['ex3_nb_bound']:.3f}); beyond: {m['_ex3_beyond']}; "
         f"signs: {m['_ex3_signs']}"
     )
 
@@ -599,14 +637,20 @@ def _(m):
     return m["sigmoid_steps"] > m["relu_steps"], f"sigmoid {m['sigmoid_steps']:,}, relu {m['relu_steps']:,}"
 
 
-@CHAPTER.claim("clipped-never-stops", "No clipped_softmax seed meets the stopping rule, on either task.")
+@CHAPTER.claim(
+    "clipped-never-stops",
+    "clipped_softmax meets the stopping rule in none of its runs (every seed, both tasks) within the step budget.",
+)
 def _(m):
-    return m["_clipped_stopped"] == 0, f"{m['_clipped_stopped']} runs of {2 * m['n_seeds']} stopped"
+    return m["_clipped_stopped"] == 0, f"{m['_clipped_stopped']} runs of {m['never_runs']} stopped"
 
 
-@CHAPTER.claim("sigmoid-never-stops", "No sigmoid seed meets the stopping rule within the step budget, on either task.")
+@CHAPTER.claim(
+    "sigmoid-never-stops",
+    "sigmoid meets the stopping rule in none of its runs (every seed, both tasks) within the step budget.",
+)
 def _(m):
-    return m["sigmoid_stopped"] == 0, f"{m['sigmoid_stopped']} runs of {2 * m['n_seeds']} stopped"
+    return m["sigmoid_stopped"] == 0, f"{m['sigmoid_stopped']} runs of {m['never_runs']} stopped"
 
 
 @CHAPTER.claim(
