@@ -67,6 +67,9 @@ GOOD = {
     "_growth_bound": True,
     "_limits": True,
     "theta_two_4": 0.838,
+    "theta_two_16": "0.977",
+    "_f16_around": (2.357, 1.852),
+    "_f16_falls": True,
     "_three": [4.04, 4.004, 4.0000004, 4.00000004],
     "_three_formula": True,
     "floor_three": 4,
@@ -104,7 +107,13 @@ GOOD = {
     "big_layer_move_hi": 0.97,
     "big_update": 0.0015,
     "big_within": 2.2,
+    "_big_within": 2.137,
     "_big_layers": 20,
+    "small_within": 11.11,
+    "small_within_seed": 3,
+    "small_within_layer": 1,
+    "kind_margin": "0.01",
+    "_kind_margin": 0.0105,
     "big_across": 590.0,
     "_least_largest_bos": 0.9945,
     "_sink_every_layer": True,
@@ -114,10 +123,14 @@ GOOD = {
     "price_soft_seeds": 5,
     "price_soft_trigger_bos": 0.67,
     "_price_soft_trigger_bos": 0.6635,
-    "cost_half": 1.8e6,
+    "cost_half": 1.83e6,
     "cost_34": 3174.0,
     "cost_09": 45.2,
     "cost_ratio": 14,
+    "cost_ratio_half": 590_000,
+    "path_bos_half": 0.5,
+    "path_bos_34": 0.7495,
+    "path_bos_09": 0.8998,
     "price_soft_weight": 3.1,
     "_price_soft_weight": 3.058,
     "price_soft_weight_lo": 2.6,
@@ -154,12 +167,16 @@ BREAKS = {  # claim -> a change of the measures that makes it false
     "fewest-heads": {"_floors": FLOORS.assign(**{"fewest heads": [15, 14, 14, 14]})},
     "floor-superexponential": {"_ratios_grow": False},
     "floor-near-one": {"theta_two_4": 0.9},
+    "floor-16-below-two": {"_f16_around": (2.1, 2.01)},  # still above 2 past the text's 0.977
     "three-is-tight": {"_three": [4.04, 4.004, 4.1]},
     "floor-close-at-half": {"floor_found_hi": 4.2},
     "exact-weights": {"exact_weights": 1.9e17},
     "float64-uniform-rows": {"exact_float64_nontrigger": 0.5},
     "float64-same-error": {"_float64_common_where": "14, noise"},
     "cancel-across-layers": {"big_within": 3.5},
+    "small-within": {"small_within": 2.0},  # no more than a 4 x 4 layer
+    "kinds-threshold": {"_kind_margin": 0.008},
+    "caps-sink-at-trigger": {"path_bos_34": 0.5},  # no sink under the cap 3/4
     "trigger-seeds": {"price_soft_trigger_seeds": 2},
     "trigger-mean-under-cap": {"_price_soft_trigger_bos": 0.68},
     "relu-cheap": {"price_relu_path_least": 7.0},
@@ -210,6 +227,15 @@ def test_claims_catch_more_than_one_way_to_fail():
     assert not by_id["cancelling-heads-move"].run({**GOOD, "_cancel_move": 0.81})[0]  # below the text's 0.82
     assert not by_id["cancelling-heads-move"].run({**GOOD, "_cancel_move_floor": 0.45})[0]  # not the proved 1/2
     assert not by_id["caps-cost"].run({**GOOD, "cost_09": 40.0})[0]  # under 14 times the heaviest model
+    assert not by_id["caps-cost"].run({**GOOD, "cost_half": 1.7e6})[0]  # under 590,000 times
+    assert not by_id["caps-cost"].run({**GOOD, "cost_ratio_half": 500_000})[0]  # not the text's number
+    assert not by_id["caps-sink-at-trigger"].run({**GOOD, "path_bos_half": 0.51})[0]  # the cap-1/2 path sinks
+    assert not by_id["caps-sink-at-trigger"].run({**GOOD, "path_bos_09": 0.91})[0]  # above the text's 0.9
+    assert not by_id["small-within"].run({**GOOD, "small_within_seed": 2})[0]  # not the layer the text names
+    assert not by_id["small-within"].run({**GOOD, "small_within": 12.0})[0]  # not the text's 11
+    assert not by_id["floor-16-below-two"].run({**GOOD, "theta_two_16": "0.98"})[0]
+    assert not by_id["floor-16-below-two"].run({**GOOD, "_f16_falls": False})[0]
+    assert not by_id["kinds-threshold"].run({**GOOD, "kind_margin": "0.02"})[0]  # above what was measured
     assert not by_id["exact-weights"].run({**GOOD, "exact_largest": 3.1e16})[0]
     assert not by_id["exact-weights"].run({**GOOD, "exact_heads": 14})[0]
     assert not by_id["float64-uniform-rows"].run({**GOOD, "alpha_float_sum": 0.0})[0]
@@ -294,7 +320,9 @@ def fake_heads():
                         "head": head,
                         "bos_mass_nontrigger": 0.99 if head == 0 else 0.3,
                         "trigger_bos_weight": 0.2 + 0.1 * head,
+                        "trigger_bos_share": 0.2 + 0.1 * head,
                         "attn_mass_nontrigger": 1.0,
+                        "kind": "sink" if head == 0 else "diffuse",
                     }
                 )
     rows.append({"attention": "relu", "n_layers": 2, "seed": 0, "layer": 0, "head": 0, "attn_mass_nontrigger": 0.002})
@@ -329,26 +357,32 @@ def test_the_head_measures_read_made_up_tables():
     cancel_terms = pd.DataFrame(
         {"seq": [0, 1], "moved": [0.9, 0.8287], "violated": [False, False], "layer_moved": [0.0, 0.0]}
     )
-    # one 4 x 4 layer (seed 0, layer 0) of two heads, two rows: heads' moves 0.3 + 0.2 and 0.1 + 0.1
+    # one 4 x 4 layer (seed 0, layer 0) of two heads, two rows: heads' moves 0.3 + 0.2 and 0.1 + 0.1;
+    # one 2 x 2 layer (seed 1, layer 1), two rows: heads' moves 0.03 + 0.03 and 0.01 + 0.01, the layer's 0.004
     terms = pd.DataFrame(
         {
-            "model": ["4 x 4"] * 4 + ["2 x 2"] * 3,
-            "seed": [0] * 7,
-            "layer": [0] * 7,
-            "head": [0, 0, 1, 1, 0, 0, 0],
-            "moved": [0.3, 0.1, 0.2, 0.1, 0.0, 0.0, 0.0],
-            "layer_moved": [0.25, 0.1, 0.25, 0.1, 0.0, 0.0, 0.0],
-            "violated": [False] * 7,
+            "model": ["4 x 4"] * 4 + ["2 x 2"] * 4,
+            "seed": [0] * 4 + [1] * 4,
+            "layer": [0] * 4 + [1] * 4,
+            "head": [0, 0, 1, 1, 0, 0, 1, 1],
+            "moved": [0.3, 0.1, 0.2, 0.1, 0.03, 0.01, 0.03, 0.01],
+            "layer_moved": [0.25, 0.1, 0.25, 0.1, 0.004, 0.004, 0.004, 0.004],
+            "violated": [False] * 8,
         }
     )
     m = ch04._heads(checks, cancel_terms, terms, per_head, summary, fake_heads())
-    assert (m["random_pairs"], m["random_slack"], m["trained_pairs"]) == (30, 2e-7, 7)
+    assert (m["random_pairs"], m["random_slack"], m["trained_pairs"]) == (30, 2e-7, 8)
     assert m["cancel_move"] == 0.82 and m["cancel_layer_move"] == 0 and m["cancel_n"] == 2
     assert (m["small_heads"], m["n_seeds"], m["small_sinks"], m["small_dormant"], m["_small_other"]) == (4, 2, 3, 1, 0)
     assert m["small_max_move"] == 0.004 and m["_small_min_out"] == 0.1 and m["small_update"] == 3e-4
     assert (m["big_seeds"], m["big_diffuse_seeds"], m["big_least_D"], m["big_diffuse_move"]) == (2, 1, 0.18, 0.31)
     assert (m["big_layer_move_lo"], m["big_layer_move_hi"], m["big_update"]) == (0.7, 0.8, 2e-3)
     assert m["big_within"] == pytest.approx(2.0) and m["_big_layers"] == 1  # (0.5 + 0.2) / 2 over (0.25 + 0.1) / 2
+    assert m["_big_within"] == pytest.approx(2.0)
+    assert m["small_within"] == pytest.approx(10.0)  # (0.06 + 0.02) / 2 over 0.004
+    assert (m["small_within_seed"], m["small_within_layer"]) == (1, 1)
+    # nearest to 1/2: head 1's mean BOS weight 0.3 (head 0's trigger share 0.2 is 0.3 away, its 0.99 is 0.49)
+    assert m["_kind_margin"] == pytest.approx(0.2) and m["kind_margin"] == "0.2"
     assert m["big_across"] == 350  # the second 4 x 4 seed: 0.7 / 2e-3
     assert m["_least_largest_bos"] == 0.95 and m["_sink_every_layer"]
     assert m["quick_lr"] == "0.001" and m["_full_recipe"] == (1e-4, 50_000)
@@ -370,6 +404,8 @@ def test_the_budget_measures_read_made_up_tables():
     )
     rows = pd.DataFrame({"seed": [0, 1], "trigger": [0.4, 0.8], "non-trigger": [0.9995, 0.9991]})
     m = ch04._budget(front, models, rows, fake_heads())
+    assert m["cost_ratio_half"] == ch04._at_least(m["cost_half"] / 3.0)
+    assert m["path_bos_half"] == 0.5 and 0.74 < m["path_bos_34"] < 0.75 and 0.89 < m["path_bos_09"] < 0.9
     assert m["price_soft_err"] == 2e-5 and (m["price_soft_weight_lo"], m["price_soft_weight"]) == (2.5, 3.0)
     # each path falls a decade of error per quarter decade of weight: 2e-5 lies 1.7 decades down
     assert m["cost_half"] == pytest.approx(1e4 * 10 ** (math.log10(1e-3 / 2e-5) / 4))
@@ -410,3 +446,11 @@ def test_the_least_weight_bounds_meet_even_where_g_has_a_flat_top():
     # grid step apart they made an exact layer of weight 8e8 against a lower bound of 2,705
     b = least_weight_bounds(6, 0.5)
     assert b["lower"] <= b["upper"] <= 1.001 * b["lower"]
+
+
+def test_the_paths_heads_look_at_bos_up_to_the_cap_and_f_crosses_two_where_bisection_says():
+    assert ch04.path_bos_weight(16, 0.5) == 0.5  # row 1; at the trigger every head stays under 1/2
+    assert 0.5 < ch04.path_bos_weight(6, 0.75) <= 0.75
+    t = ch04.crossing_two(16)
+    assert cancellation_weight_floor(16, t - 1e-6) > 2 > cancellation_weight_floor(16, t + 1e-6)
+    assert math.isnan(ch04.crossing_two(3)) or ch04.crossing_two(3) > 0.5

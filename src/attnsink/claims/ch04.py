@@ -50,6 +50,27 @@ def chebyshev_logits(seq_len: int, theta: float) -> list[Fraction]:
     return [Fraction(v).limit_denominator(10**6) for v in nodes]
 
 
+def path_bos_weight(seq_len: int, theta: float) -> float:
+    """The largest weight a head of the path capped at ``theta`` (:func:`price_paths`) puts on
+    BOS at a row ``i >= 1``: ``1/(i+1) <= 1/2`` at a non-trigger row (1/2 at row 1), and
+    ``c_h/(c_h+j)`` at the trigger row ``j``, largest at ``j = 2``. The value weights do not
+    change where a head looks, so this holds for every point of the path."""
+    return max(0.5, max(float(c / (c + 2)) for c in chebyshev_logits(seq_len, theta)))
+
+
+def crossing_two(seq_len: int) -> float:
+    """The cap ``theta`` at which ``F_L(theta)`` falls to 2 (bisection on ``[1/2, 1)``, where
+    ``F_L`` falls with ``theta``); NaN where ``F_L(1/2) <= 2``."""
+    F = cancellation_weight_floor
+    lo, hi = 0.5, 1 - 1e-12
+    if F(seq_len, lo) <= 2:
+        return math.nan
+    for _ in range(80):
+        mid = (lo + hi) / 2
+        lo, hi = (mid, hi) if F(seq_len, mid) > 2 else (lo, mid)
+    return (lo + hi) / 2
+
+
 def price_floor(seq_len: int, theta: float) -> float:
     """The proved floor of the theorem "The price of cancelling": ``max(F_L(theta), 2)``."""
     return max(cancellation_weight_floor(seq_len, theta), 2.0)
@@ -282,6 +303,8 @@ def _construction(cancel, exact, alpha, floors, gaps) -> dict:
     heavy = math.factorial(15) ** (1 / 14)
     gap = gaps.set_index(["L", "cap θ"])
     below_two = [th for th in np.linspace(0.5, 0.999, 500) if F(4, th) < 2]
+    cross16 = crossing_two(16)
+    printed16 = readable(cross16, 3)  # the text's "from theta = 0.977 on"
     near = 1 - 1e-9  # theta -> 1: 0 for even L, 2 (L-1)! / (L-1)^(L-2) for odd L
     where = exact["float64: at row, channel"]
     common = exact.groupby([where, exact["largest |error| in float64"]])["trigger j"].agg(list)
@@ -331,6 +354,11 @@ def _construction(cancel, exact, alpha, floors, gaps) -> dict:
         "least4_099": readable(float(gap.loc[(4, 0.99), "least weight ≥"]), 3),
         "least6_099": _at_least(gap.loc[(6, 0.99), "least weight ≥"]),
         "theta_two_4": min(below_two),
+        "theta_two_16": printed16,
+        "_f16_around": (F(16, float(printed16) - 5e-4), F(16, float(printed16) + 5e-4)),
+        "_f16_falls": all(
+            F(16, a) > F(16, b) for a, b in zip(np.linspace(0.5, 0.999, 200), np.linspace(0.5, 0.999, 200)[1:])
+        ),
         "_ratios_grow": all(F(n + 1, 0.5) / F(n, 0.5) > F(n, 0.5) / F(n - 1, 0.5) for n in range(4, 20)),
         "_growth_bound": all(
             F(n, th) >= math.factorial(n - 1) * ((1 - th) / th) ** (n - 2) - 1 for n in range(3, 20) for th in CAPS
@@ -370,6 +398,12 @@ def _heads(checks, cancel_terms, terms, per_head, summary, heads) -> dict:
     two = summary[summary["model"] == model_name(2, 2)]
     diffuse = big[big["diffuse"] > 0]
     within = _within_layers(terms, model_name(4, 4))
+    within2 = _within_layers(terms, model_name(2, 2)).dropna(subset=["ratio"])
+    top2 = within2.loc[within2["ratio"].idxmax()] if len(within2) else None
+    soft = heads[heads.attention == "softmax"]
+    parked = soft[soft.kind.isin(["sink", "dormant"])]
+    gaps = pd.concat([soft.bos_mass_nontrigger - 0.5, parked.trigger_bos_share - 0.5]).abs()
+    margin = float(gaps.min()) if len(gaps) else math.nan  # how near a head's average comes to 1/2
     across = big["largest layer move"] / big["mean |update|, non-trigger rows"]
     soft2 = heads[(heads.attention == "softmax") & (heads.n_layers == 2)]
     kinds = small["kind"].value_counts()
@@ -404,6 +438,12 @@ def _heads(checks, cancel_terms, terms, per_head, summary, heads) -> dict:
         "big_update": bound(float(big["mean |update|, non-trigger rows"].max()), "up"),
         "big_within": _at_most(float(within["ratio"].max())) if len(within) else math.nan,
         "_big_layers": len(within),
+        "_big_within": float(within["ratio"].max()) if len(within) else math.nan,
+        "small_within": float(top2["ratio"]) if top2 is not None else math.nan,
+        "small_within_seed": int(top2["seed"]) if top2 is not None else -1,
+        "small_within_layer": int(top2["layer"]) if top2 is not None else -1,
+        "kind_margin": readable(bound(margin, "down", 1), 1),  # "no head within 0.01"
+        "_kind_margin": float(margin),
         "big_across": _at_least(across.min()) if len(across) else math.nan,
         "_least_largest_bos": float(summary["largest BOS mass"].min()),
         "_sink_every_layer": bool((soft2.groupby(["seed", "layer"]).bos_mass_nontrigger.max() > 0.5).all()),
@@ -413,8 +453,9 @@ def _heads(checks, cancel_terms, terms, per_head, summary, heads) -> dict:
     }
 
 
-def _budget(front, models, rows, heads) -> dict:
-    """The price of the cap on a budget (section 6)."""
+def _budget(front, models, rows, heads, seq_len: int = 16) -> dict:
+    """The price of the cap on a budget (section 6); ``seq_len`` is the task's, for where the
+    paths' heads look (:func:`path_bos_weight`)."""
     soft2 = models[models["model"] == f"trained softmax {model_name(2, 2)}"]
     relu = models[models["model"].str.startswith("trained relu")]
     two = models[models["model"].str.startswith("prop-cancel")]
@@ -439,6 +480,8 @@ def _budget(front, models, rows, heads) -> dict:
         "cost_34": costs.get(0.75, math.nan),
         "cost_09": costs.get(0.9, math.nan),
         "cost_ratio": _at_least(min(costs.values(), default=math.nan) / float(soft2["value weight"].max())),
+        "cost_ratio_half": _at_least(costs.get(0.5, math.nan) / float(soft2["value weight"].max())),
+        **{f"path_bos_{k}": path_bos_weight(seq_len, th) for k, th in _GAP_KEYS.items() if th < 0.99},
         "_paths_fall": bool(
             all(
                 (p.sort_values("weight")["rel_err_trigger"].diff().dropna() < 0).all()
@@ -471,7 +514,7 @@ def measures(
         **_construction(cancel, exact, alpha, floors, gaps),
         **_heads(checks, cancel_terms, terms, per_head, summary, heads),
         "_cancel_move_floor": cancelling_moves_floor(deep.task),
-        **_budget(front, models, cap_rows(deep, deep.task), heads),
+        **_budget(front, models, cap_rows(deep, deep.task), heads, deep.task.seq_len),
     }
 
 
@@ -525,8 +568,8 @@ def _(m):
 
 @CHAPTER.claim(
     "exact-fails-in-float64",
-    "In float64 the same layer errs by up to 10.2 in an entry of its output (more than 1), "
-    "against updates whose entries are at most 1 in size.",
+    "Run in float64 on one sequence per trigger position, the same layer errs by up to 10.2 in an entry "
+    "of its output (more than 1), against updates whose entries are at most 1 in size.",
     profiles=BOTH,
 )
 def _(m):
@@ -594,6 +637,13 @@ def _(m):
     high = f[f["cap θ"] > m["_heavy"]]["fewest heads"]
     ok = m["heavy_head"] <= m["_heavy"] and (low == 15).all() and (high == 14).all() and len(low) and len(high)
     return bool(ok), f"threshold {m['_heavy']:.4f}; heads {list(f['fewest heads'])}"
+
+
+@CHAPTER.claim("floor-16-below-two", "F_16 drops below 2 only from θ ≈ 0.977 on.", profiles=BOTH)
+def _(m):
+    above, below = m["_f16_around"]
+    ok = m["theta_two_16"] == "0.977" and above > 2 > below and m["_f16_falls"]
+    return ok, f"F_16 at 0.977 ∓ 0.0005: {above:.4f}, {below:.4f}; falls: {m['_f16_falls']}"
 
 
 @CHAPTER.claim(
@@ -747,6 +797,27 @@ def _(m):
     )
 
 
+@CHAPTER.claim(
+    "small-within",
+    "Within one 2 × 2 layer the heads can still cancel: in seed 3, layer 1, their moves sum to 11 times "
+    "the layer's move, more than in any 4 × 4 layer.",
+)
+def _(m):
+    r, seed, layer = m["small_within"], m["small_within_seed"], m["small_within_layer"]
+    ok = (seed, layer) == (3, 1) and readable(r) == "11" and r > m["_big_within"]
+    return ok, f"seed {seed}, layer {layer}: {r:.3g}; the 4 × 4 layers at most {m['_big_within']:.3g}"
+
+
+@CHAPTER.claim(
+    "kinds-threshold",
+    "No softmax head's mean BOS weight at the non-trigger rows, nor a parked head's BOS share at the "
+    "trigger row, lies within 0.01 of 1/2: 'at least half' and 'more than half' name the same heads.",
+)
+def _(m):
+    x, text = m["_kind_margin"], m["kind_margin"]
+    return x >= float(text) and text == "0.01", f"nearest to 1/2 by {x:.4f}; the text says no head within {text}"
+
+
 @CHAPTER.claim("big-diffuse", "Every seed of the 4 × 4 model has diffuse heads, which move.")
 def _(m):
     ok = m["big_diffuse_seeds"] == m["big_seeds"] > 0 and m["big_diffuse_move"] > 0.05 and m["big_least_D"] > 0.05
@@ -762,9 +833,9 @@ def _(m):
 
 @CHAPTER.claim(
     "cancel-across-layers",
-    "Within a 4 × 4 layer the lengths of the heads' moves sum to at most 2.2 times the length of "
-    "the layer's move (their vector sum); "
-    "each model's largest layer move is at least 590 times its update.",
+    "Within a 4 × 4 layer the heads cancel by a factor of at most 2.2: the lengths of their moves sum "
+    "to at most 2.2 times the length of the layer's move (their vector sum); across the layers, by a "
+    "factor of at least 590: each model's largest layer move is at least 590 times its update.",
 )
 def _(m):
     within, across = m["big_within"], m["big_across"]
@@ -816,15 +887,29 @@ def _(m):
 @CHAPTER.claim(
     "caps-cost",
     "Our capped ridge paths reach the trained 2 × 2 models' error at weights at least 14 times the heaviest "
-    "of those models', and a looser cap reaches it at a smaller weight.",
+    "of those models', and a looser cap reaches it at a smaller weight; the path capped at 1/2, the one "
+    "without a sink, at least 590,000 times.",
 )
 def _(m):
     costs, w = [m["cost_half"], m["cost_34"], m["cost_09"]], m["_price_soft_weight"]
     reached = all(math.isfinite(c) for c in costs)
     ok = reached and costs[0] > costs[1] > costs[2] >= m["cost_ratio"] * w and m["cost_ratio"] == 14
-    return ok and m[
-        "_paths_fall"
-    ], f"costs {', '.join(f'{c:.3g}' for c in costs)}; least ÷ {w:.3g} = {costs[2] / w:.3g}"
+    ok = ok and costs[0] >= m["cost_ratio_half"] * w and m["cost_ratio_half"] == 590_000
+    return ok and m["_paths_fall"], (
+        f"costs {', '.join(f'{c:.3g}' for c in costs)}; least ÷ {w:.3g} = {costs[2] / w:.3g}; "
+        f"cap 1/2: {costs[0] / w:.3g}"
+    )
+
+
+@CHAPTER.claim(
+    "caps-sink-at-trigger",
+    "Under the caps 3/4 and 0.9 some heads of our paths put up to 0.75 and 0.9 on BOS at the trigger "
+    "row j = 2, more than half; under the cap 1/2 no head puts more than 1/2 on BOS at any row i ≥ 1.",
+)
+def _(m):
+    half, b34, b09 = m["path_bos_half"], m["path_bos_34"], m["path_bos_09"]
+    ok = half <= 0.5 < b34 <= 0.75 and 0.5 < b09 <= 0.9 and bound(b34, "up") == 0.75 and bound(b09, "up") == 0.9
+    return ok, f"largest BOS weight at rows i ≥ 1: {half:.4f} (cap 1/2), {b34:.4f} (3/4), {b09:.4f} (0.9)"
 
 
 @CHAPTER.claim("soft-weight", "The trained 2 × 2 softmax models' total value weights are at most 3.1, above 2.")
