@@ -62,9 +62,9 @@ GOOD = {
     "ex2_n": 10,
     "ex2_rest_before": 1.6e-6,
     "ex2_trig_before": 2.4e-5,
-    "ex2_rest_lo": 0.21,
+    "ex2_rest_lo": 0.2,
     "ex2_rest_hi": 0.35,
-    "ex2_trig_lo": 0.004,
+    "ex2_trig_lo": 0.0039,
     "ex2_trig_hi": 0.12,
     "small_linf": 0.0155,
     "deep_timing_n": 10,
@@ -117,14 +117,10 @@ GOOD = {
     "_lr_top": 1e-2,
     "lr_top_runs": 10,
     "lr_top_stopped": 1,
-    "lr_top_mse": 7.8e-7,
-    "_lr_top_mse": 7.719e-7,
     "width_wide": 64,
     "steps_softmax_wide": 12_866,
     "steps_softmax_next": 678,
     "wide_relu_stopped": 0,
-    "wide_relu_mse": 3.5e-7,
-    "_wide_relu_mse": 3.410e-7,
     "timing_n": 60,
     "timing_before": 60,
     "timing_median": 0.76,
@@ -140,6 +136,24 @@ GOOD = {
     "_timing_lo": 0.67,
     "_timing_hi": 0.96,
     "relu_sink_runs": 0,
+    "_deep_top_sink": True,
+    "_fig_big_parks": 6,
+    "_fig_big_spread": 10,
+    "_fig_big_peak": 0.175,
+    "deep_stride_lo": 4,
+    "deep_stride_hi": 13,
+    "deep_every_step": 0,
+    "deep_lead_min": 60,
+    "_deep_lead_over_stride": True,
+    "deep_relu_hist_bos": 0.0102,
+    "_blocks_relu_next_bos": 8.54e-4,
+    "_blocks_relu_next_block": "mlp",
+    "_blocks_soft_no_sink": 0,
+    "sweep_missed_rel": 1.4e-4,
+    "_sweep_missed_rel": 1.341e-4,
+    "sweep_stopped_rel": 2.7e-5,
+    "_sweep_stopped_rel": 2.626e-5,
+    "ln_rel_x": 168.7,
 }
 
 BREAKS = {
@@ -152,7 +166,14 @@ BREAKS = {
     "figures-show-it": {"_fig_relu_rows": 0.02},
     "small-heads-park": {"small_sinks": 18},
     "big-heads-mix": {"big_diffuse_seed_lo": 4},
-    "most-heads-sink": {"_soft_sink_bos_next": 0.87, "soft_sink_bos_next": 0.87},
+    "sinks-near-one": {"_soft_sink_bos_next": 0.87, "soft_sink_bos_next": 0.87},
+    "top-head-is-sink": {"_deep_top_sink": False},
+    "figure-4x4-mix": {"_fig_big_peak": 0.25},
+    "blocks-have-sinks": {"_blocks_soft_no_sink": 1},
+    "next-relu-head": {"_blocks_relu_next_block": "layer_norm"},
+    "missed-runs-fit": {"sweep_missed_rel": 1.3e-4},
+    "deep-timing-strides": {"deep_every_step": 1},
+    "relu-bos-stays-small": {"deep_relu_hist_bos": 0.03},
     "diffuse-outer-layers": {"big_last_layer_diffuse": 4},
     "relu-heads-off": {"n_relu_off": 99},
     "blocks-softmax-sinks": {"blocks_soft_min": 0.9998},
@@ -172,8 +193,8 @@ BREAKS = {
     "length-slows-softmax": {"growth_relu": 3.1},
     "length-threefold": {"growth_softmax": 2.0},
     "lr-pace": {"_lr_monotone": False},
-    "lr-too-large": {"lr_top_mse": 7.7e-7},
-    "width-64-slow": {"wide_relu_mse": 3.4e-7},
+    "lr-too-large": {"lr_top_stopped": 2},
+    "width-64-slow": {"steps_softmax_wide": 6_000},
     "sink-before-loss": {"timing_before": 59},
     "sink-at-three-quarters": {"timing_median_hi": 0.85},
     "timing-resolution": {"timing_coarse_lo": 0.35},
@@ -209,6 +230,32 @@ def test_every_stated_bound_holds_the_measured_number_on_its_safe_side():
     by_id = {c.id: c for c in ch05.CHAPTER.claims}
     for cid, change in old.items():
         assert not by_id[cid].run({**GOOD, **change})[0], cid
+
+
+def test_every_further_branch_of_a_claim_breaks_when_its_number_moves():
+    """Each condition a claim adds beyond its first break fails on its own."""
+    branches = {
+        "relu-all-but-one": [{"n_relu_off": 99}, {"blocks_relu_off": 59}],
+        "ln-fits-on-average": [{"ln_rel_x": 90}],
+        "figure-4x4-mix": [{"_fig_big_parks": 0}, {"_fig_big_spread": 0}],
+        "next-relu-head": [{"_blocks_relu_next_bos": 5e-4}, {"blocks_relu_next": 0.002}],
+        "missed-runs-fit": [
+            {"sweep_stopped_rel": 2.6e-5},
+            {"_sweep_stopped_rel": 2e-4, "sweep_stopped_rel": 2e-4},
+            {"_sweep_missed_rel": 3e-4, "sweep_missed_rel": 3e-4},
+        ],
+        "deep-timing-strides": [
+            {"deep_stride_hi": 12},
+            {"deep_lead_min": 40},
+            {"_deep_lead_over_stride": False},
+        ],
+        "lr-too-large": [{"_lr_top": 3e-3}],
+    }
+    by_id = {c.id: c for c in ch05.CHAPTER.claims}
+    for cid, changes in branches.items():
+        assert by_id[cid].run(GOOD)[0], cid
+        for change in changes:
+            assert not by_id[cid].run({**GOOD, **change})[0], (cid, change)
 
 
 def test_bounds_round_to_their_safe_side_with_the_printed_digits():
@@ -327,6 +374,7 @@ def _extra():
                     heads.append(
                         {
                             "blocks": name,
+                            "seed": seed,
                             "attention": rule,
                             "attn_mass_nontrigger": 1.0 if rule == "softmax" else (0.0995 if top else 1e-4),
                             "bos_mass_nontrigger": 0.999 if rule == "softmax" else (0.099 if top else 0.0),
@@ -359,6 +407,8 @@ def _sweep():
                             "stopped_early": not stuck,
                             "linf": 0.02 if stuck else 0.004,
                             "mse": 1e-7,
+                            "rel_err_trigger": 1e-4 if stuck else 1e-5,
+                            "rel_err_nontrigger": 1e-7,
                             "bos_mass_nontrigger": 0.999 if rule == "softmax" else 0.0,
                             "attn_mass_nontrigger": 1.0 if rule == "softmax" else 0.0,
                             "step_sink": 3.0 + 0.5 * seed if rule == "softmax" else np.nan,
@@ -397,6 +447,13 @@ def test_chapter_5_measures_read_made_up_runs():
     assert (m["soft_heads"], m["soft_sinks"]) == (40, 32) and m["mlp_steps_soft"] == 205
     # a stride of 1 (short runs): the timing bounds close on the ratio read
     assert m["timing_median_lo"] == m["timing_median"] == m["timing_median_hi"] and m["timing_coarse"] == 0
+    # the histories keep every step: stride 1, and the sink leads the tenfold drop by 2 steps
+    assert (m["deep_stride_lo"], m["deep_stride_hi"], m["deep_every_step"], m["deep_lead_min"]) == (1, 1, 4, 2)
+    assert m["_deep_lead_over_stride"] and m["deep_relu_hist_bos"] == 0.0 and m["_deep_top_sink"]
+    # the made-up 4 × 4 grid parks every head; every blocks model has a sink
+    assert (m["_fig_big_parks"], m["_fig_big_spread"]) == (16, 0) and m["_blocks_soft_no_sink"] == 0
+    assert m["_sweep_missed_rel"] == 1e-4 and m["_sweep_stopped_rel"] == 1e-5
+    assert m["ln_rel_x"] == pytest.approx(0.003 / 1e-5)
     report = claims.run_claims("ch5", "quick", _deep(), _extra(), _sweep())
     held = {r["id"] for r in report.rows if r["holds"]}
     assert {"deep-softmax-sinks", "relu-heads-off", "ln-does-not-stop", "sweep-sinks", "sink-before-loss"} <= held
