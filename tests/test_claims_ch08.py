@@ -16,7 +16,9 @@ GOOD = {
     "strong_min": 0.95,
     "_strong_min": 0.9597,
     "strong_value_max": 0.07,
-    "strong_zero_max": 0.0007,
+    "strong_zero_max": 0.000689,
+    "strong_row09_min": 0.9016,
+    "_n_row09": 5,
     "strong_all_nothing": True,
     "strong_rows_min": 0.94,
     "strong_runs": 2,
@@ -27,6 +29,10 @@ GOOD = {
     "n_soft_trained": 21,
     "late_first": "13,900–15,300",
     "_late_first_min": 13900,
+    "late_first_chars": "7.0–7.7",
+    "_late_first_chars_max": 7.71,
+    "ct_steps": 10000,
+    "ct_seen": 20.16,
     "early_first": 4400,
     "early_after": 0.88,
     "strong_rows_max": 0.968,
@@ -36,6 +42,9 @@ GOOD = {
     "informative_weight": 0.49,
     "n_dc_softmax0": 3,
     "n_collapsed_soft0": 3,
+    "collapsed_heads_min": 12,
+    "collapse_nats": 0.1,
+    "health_query": 8,
     "n_collapsed_all": 3,
     "n_health_runs": 42,
     "n_text_runs": 42,
@@ -125,6 +134,13 @@ GOOD = {
     "_collapsed_norm_min": 87.1,
     "_collapsed_loss_min": 1.64,
     "_soft01_loss_max": 1.46,
+    "_collapsed_loss_max": 2.03,
+    "soft05_loss": "1.63–1.65",
+    "_soft05_loss_min": 1.633,
+    "_soft05_loss_max": 1.651,
+    "soft1_loss": "1.77–1.86",
+    "_soft1_loss_min": 1.771,
+    "_soft1_loss_max": 1.858,
     "collapsed_loss": "1.64–2.03",
     "soft01_loss": "1.43–1.46",
     "seed_range": 0.017,
@@ -155,6 +171,7 @@ GOOD = {
     "n_pairs": 15,
     "pair_01": "0.001–0.03",
     "_pair_01_max": 0.028,
+    "pair_01_over_spread": 0.028 / 0.017,
     "_best_gap": 0.007,
     "soft_best": "1.361",
     "relu_best": "1.369",
@@ -171,6 +188,8 @@ GOOD = {
     "cond_soft_coherence_active": 0.96,
     "_cond_soft_shrink_min": 2.4,
     "cond_soft_shrink": "2.4–3.6",
+    "n_coherence_undefined": 5,
+    "_undefined_rows_max": 0.0,
 }
 
 BREAKS = {
@@ -185,7 +204,10 @@ BREAKS = {
     "only-wd0-collapses": {"n_health_runs": 40},
     "collapse-is-sharp": {"_trained_entropy_min": 1.4},
     "wd0-transient-sinks": {"transient_end": 0.19},
-    "strong-sinks-jointly-no-ops": {"joint_max": 0.006},
+    "strong-sinks-jointly-no-ops": {"_joint_max": 0.00095},
+    "strong-sinks-most-queries": {"strong_row09_min": 0.89},
+    "collapse-loss-overlaps": {"_soft05_loss_max": 1.63},
+    "coherence-undefined-when-empty": {"_undefined_rows_max": 0.01},
     "plain-three-near": {"_plain_far_max": 0.29},
     "gap-larger-at-big-decay": {"_pair_big_min": 0.02},
     "relu-full-rows-at-wd0": {"cond_relu_full_wds": "0, 1"},
@@ -217,12 +239,52 @@ BREAKS = {
 }
 
 
+MORE_BREAKS = [
+    # each printed bound is checked against the measured value, not a looser one
+    ("strong-sinks-are-no-ops", {"strong_value_max": 0.071}),
+    ("strong-sinks-are-no-ops", {"strong_zero_max": 0.0007}),
+    ("strong-sinks-everywhere", {"strong_rows_min": 0.939}),
+    ("strong-sinks-most-queries", {"_n_row09": 4}),
+    ("sinks-form-late", {"_late_first_chars_max": 10.1}),
+    ("wd0-collapses", {"collapsed_heads_min": 11}),
+    ("collapse-is-sharp", {"_collapsed_entropy_max": 0.0311}),
+    ("collapse-loss-overlaps", {"_soft1_loss_min": 1.64}),
+    ("collapse-loss-overlaps", {"_collapsed_loss_max": 1.85}),
+    ("plain-three-near", {"_plain_far_max": 0.2301}),
+    ("gap-small-at-01", {"_pair_01_max": 0.029, "pair_01_over_spread": 0.029 / 0.017}),
+    ("gap-small-at-01", {"pair_01_over_spread": 1.5}),
+    ("relu-silent-by-emptying", {"cond_relu_first": 0.0321}),
+    ("softmax-silent-without-a-sink", {"cond_soft_coherence": 0.561}),
+    ("softmax-silent-without-a-sink", {"cond_soft_coherence_active": 0.919}),
+    ("softmax-silent-without-a-sink", {"_cond_soft_first": 0.0611}),
+    ("coherence-undefined-when-empty", {"n_coherence_undefined": 0}),
+]
+
+
 def test_every_chapter_8_claim_holds_on_good_measures_and_fails_when_its_number_moves():
     ids = [c.id for c in ch08.CHAPTER.claims]
     assert sorted(ids) == sorted(BREAKS), "every claim has a test that breaks it"
     for c in ch08.CHAPTER.claims:
         assert c.run(GOOD)[0], c.id
         assert not c.run({**GOOD, **BREAKS[c.id]})[0], c.id
+
+
+@pytest.mark.parametrize("claim, moved", MORE_BREAKS)
+def test_chapter_8_claims_break_at_their_printed_bounds(claim, moved):
+    (c,) = [c for c in ch08.CHAPTER.claims if c.id == claim]
+    assert c.run(GOOD)[0] and not c.run({**GOOD, **moved})[0]
+
+
+def test_a_low_mean_row_entropy_puts_most_of_a_row_on_one_key():
+    """Section 8.3's box: a row's largest weight is at least e^-H, and the mean of e^-H is at
+    least e^-(mean H), so rows of mean entropy h put on average more than e^-h on one key."""
+    rng = np.random.default_rng(0)
+    for scale in (1.0, 5.0, 30.0):
+        rows = np.exp(scale * rng.standard_normal((2000, 9)))
+        p = rows / rows.sum(1, keepdims=True)
+        h = -(p * np.log(p)).sum(1)
+        assert (p.max(1) >= np.exp(-h) - 1e-12).all()
+        assert p.max(1).mean() >= np.exp(-h.mean()) - 1e-12
 
 
 def _run(attention, seed, first, *, lr=0.01, wd=0.1, collapsed=False, zero=0.0, mean=0.0, **more):
@@ -304,7 +366,10 @@ def fake_text_runs():
         ]
         + [_run("softmax", 0, [0.99, 0.1, 0.1, 0.1], wd=0.5), _run("relu", 0, [0.0] * 4, wd=0.5)]
     )
-    ct = SimpleNamespace(runs=[_run(a, 0, [0.1] * 4, wd=0.5) for a in ("softmax", "relu")])
+    ct = SimpleNamespace(
+        runs=[_run(a, 0, [0.1] * 4, wd=0.5) for a in ("softmax", "relu")],
+        meta={"recipe": {"steps": 400, "batch_size": 32}},
+    )
     cx = SimpleNamespace(
         runs=[
             {**_run("softmax", 0, [0.1] * 4), "seq_len": 64, "first_near": [[0.1] * 2] * 2},
@@ -343,8 +408,15 @@ def test_chapter_8_measures_read_the_runs(monkeypatch):
     # the runs at weight decay 0.5 are the English one and the Python one
     assert (m["strong_active_min"], m["_late_first_min"], m["strong_seeds_there"]) == (0.99, 800, 2)
     assert m["tx_seen"] == 800 * 8 * 63 / 1e6 and m["sc_seen"] == 400 * 32 * 63 / 1e6
+    # the strong sink first passes 0.9 at step 800, after 800 steps of 8 windows of 63 characters
+    assert m["late_first_chars"] == "0.40" and m["ct_seen"] == 400 * 32 * 63 / 1e6 and m["ct_steps"] == 400
+    # the collapsed run: all four heads below 0.1 nats; softmax at 0.5 ends at 1.5, and none at 1
+    assert (m["collapsed_heads_min"], m["soft05_loss"], m["soft1_loss"]) == (4, "1.50", "–")
+    assert m["collapse_top"] == pytest.approx(np.exp(-0.1)) and m["health_query"] == 8
+    # no models: the strong sinks' queries are not read; no made-up head has an empty silent row
+    assert m["_n_row09"] == 0 and np.isnan(m["strong_row09_min"]) and m["n_coherence_undefined"] == 0
     report = claims.run_claims("ch8", "quick", *fake_text_runs())
-    assert {r["id"] for r in report.rows if r["holds"]} >= {"wd0-collapses", "context-sinks"}
+    assert {r["id"] for r in report.rows if r["holds"]} >= {"collapsed-heads-constant", "context-sinks"}
 
 
 def test_joint_ablation_of_one_head_is_the_one_head_ablation():
