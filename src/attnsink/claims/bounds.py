@@ -20,7 +20,7 @@ LOWER = ("at least", "no less than", "more than", "greater than", "above", "over
 UPPER = ("at most", "no more than", "up to", "less than", "below", "under", "within", "≤", "<")
 """Words after which a number is an upper bound: it must print no lower."""
 
-_WORD = "|".join(re.escape(w) for w in sorted(LOWER + UPPER, key=len, reverse=True))
+_WORD = "|".join(re.escape(w).replace(r"\ ", r"\s+") for w in sorted(LOWER + UPPER, key=len, reverse=True))
 _BOUND = re.compile(rf"(?<![\w-])({_WORD})\s+\{{glue(?::text)?\}}`([A-Za-z_][\w]*)`", re.IGNORECASE)
 
 _GLUED = r"\{glue(?::text)?\}`([A-Za-z_]\w*)`"
@@ -38,7 +38,7 @@ def stated_bounds(markdown: str) -> dict[str, str]:
     "between x and y") are bounds too: the range must hold every value measured."""
     sides: dict[str, str] = {}
     for match in _BOUND.finditer(markdown):
-        word, name = match.group(1).lower(), match.group(2)
+        word, name = " ".join(match.group(1).lower().split()), match.group(2)  # "at\n  most" is "at most"
         before = markdown[: match.start()]
         if word == "up to" and re.search(r"\b(adds?|sums?|comes?)\s+$", before):
             continue
