@@ -35,6 +35,9 @@ GOOD = {
     "n_sinks_quiet": 6,
     "quiet_cost_max": 6.9e-4,
     "quiet_strong": 5,
+    "quiet_all_nothing": True,
+    "near_a_writes": "constant",
+    "near_b_writes": "nothing",
     "n_sinks_near": 2,
     "near_setting": ch09.NEAR_SETTING,
     "near_mean_max": 0.0045,
@@ -70,11 +73,14 @@ GOOD = {
     "cd_solved_relu": 0,
     "cd_sinks": ", ".join(ch09.SINK_RULES),
     "cd_sink_mass_min": 0.9998,
+    "cd_softmax_row_min": 0.9998,
     "cd_n_predicted": 35,
-    "cd_part_max": 9.3e-4,
+    "cd_part_max": 0.0016,
     "cd_null_mass_lo": 0.58,
     "cd_null_mass_hi": 1.0,
-    "cd_null_part_dev": 4.7e-4,
+    "cd_null_part_dev": 0.0016,
+    "cd_null_row_spread": 0.0019,
+    "cd_null_rest_max": 0.0017,
     "cd_bos_row_ok": True,
     "cd_clipped_own_row": 1.0,
     "cd_sigmoid_short_lo": 6e-7,
@@ -93,6 +99,16 @@ GOOD = {
     "cd_n_harmful": 8,
     "cd_harmful_relu": True,
     "cd_harmful_mean_lowers": True,
+    "cd_relu_harmful_wide": True,
+    "cd_relu_n_constant": 2,
+    "cd_relu_constant_seeds": "2 and 4",
+    "cd_relu_constant_exact": True,
+    "cd_relu_zero_costs": True,
+    "bk_n_parked": 260,
+    "bk_parked_kinds": "constant, harmful, informative, nothing",
+    "bk_parked_mass_lo": 0.5,
+    "bk_cap_parked_from": "0.5",
+    "bk_cap_unparked_hi": 0.4,
     "bk_one_parked": 10,
     "bk_one_softmax": 10,
     "bk_one_nothing": 10,
@@ -148,7 +164,7 @@ GOOD = {
     "ex_growth_hi": 1.001,
     "ex_trigger_same": True,
     "ex_off_n": 2,
-    "ex_off_out_hi": 1e-5,
+    "ex_off_out_hi": 0.0,
     "ex_off_seeds": "2 and 4",
     "ex_bos_ratio_lo": 1.0008,
     "ex_bos_ratio_hi": 1.0016,
@@ -187,6 +203,14 @@ BREAKS = {  # claim -> changes of the measures, each of which makes it false
         {"n_sinks_quiet": 5},
         {"quiet_cost_max": 0.003},
         {"quiet_strong": 4},
+        {"n_sinks_near": 1},
+        {"n_sinks_informative": 2},
+    ],
+    "which-read-nothing": [
+        {"quiet_all_nothing": False},
+        {"near_a_writes": "nothing"},
+        {"near_b_writes": "constant"},
+        {"n_sinks_nothing": 8},
     ],
     "strong-sinks-small-value": [{"n_strong_sinks": 0}, {"strong_value_max": 0.15}],
     "writers-are-weak": [{"writers_weight_max": 0.6}, {"n_writers": 2}],
@@ -213,7 +237,13 @@ BREAKS = {  # claim -> changes of the measures, each of which makes it false
     "cd-solved": [{"cd_solved_others": False}, {"cd_solved_relu": 1}],
     "cd-constant-sinks": [{"cd_sinks": "softmax, sigmoid_norm"}],
     "cd-bos-part-is-c": [{"cd_part_max": 0.01}],
-    "cd-nulls-make-up": [{"cd_null_mass_lo": 0.95}, {"cd_null_part_dev": 0.02}],
+    "cd-nulls-make-up": [
+        {"cd_null_mass_lo": 0.95},
+        {"cd_null_part_dev": 0.02},
+        {"cd_null_row_spread": 0.02},
+        {"cd_null_rest_max": 0.02},
+    ],
+    "cd-softmax-rows": [{"cd_softmax_row_min": 0.99}],
     "cd-bos-row-bound": [{"cd_bos_row_ok": False}],
     "cd-own-row": [{"cd_clipped_own_row": 0.99}, {"cd_sigmoid_short_lo": 0.0}],
     "cd-certified": [{"cd_cert_lo": 0.85}, {"cd_cert_n": 0}],
@@ -230,11 +260,24 @@ BREAKS = {  # claim -> changes of the measures, each of which makes it false
         {"cd_harmful_relu": False},
         {"cd_harmful_mean_lowers": False},
     ],
+    "cd-relu-reads": [
+        {"cd_relu_harmful_wide": False},
+        {"cd_relu_n_constant": 3},
+        {"cd_relu_constant_exact": False},
+        {"cd_relu_zero_costs": False},
+    ],
     "bk-one-layer-nothing": [{"bk_one_nothing": 9}, {"bk_one_parked": 9}],
     "bk-residual-constant": [{"bk_deep_odd": 2}, {"bk_deep_odd_mass": 0.7}, {"bk_deep_constant": 55}],
     "bk-residual-cancel": [{"bk_deep_sum_hi": 0.05}, {"bk_deep_zero_max": 0.001}],
     "bk-relu-nothing": [{"bk_relu_nothing": False}],
-    "bk-capped": [{"bk_cap_harmful_max": 0.97}, {"bk_cap_nothing_min": 0.99}, {"bk_cap_other": 1}],
+    "bk-capped": [
+        {"bk_cap_harmful_max": 0.97},
+        {"bk_cap_nothing_min": 0.99},
+        {"bk_cap_other": 1},
+        {"bk_cap_parked_from": "0.6"},
+        {"bk_cap_unparked_hi": 0.5},
+    ],
+    "bk-parked-alike": [{"bk_n_parked": 0}, {"bk_parked_mass_lo": 0.4}, {"bk_parked_kinds": "constant, nothing"}],
     "bk-ch5-ch6": [
         {"bk_ch5_parked": 0},
         {"bk_ch5_parked_constant": False},
@@ -261,7 +304,7 @@ BREAKS = {  # claim -> changes of the measures, each of which makes it false
         {"bc_z_self_bos_hi": 0.2},
     ],
     "ex1-growth": [{"ex_growth_lo": 0.9}, {"ex_growth_hi": 1.1}, {"ex_trigger_same": False}],
-    "ex1-bos-row": [{"ex_off_n": 1}, {"ex_off_out_hi": 0.01}, {"ex_bos_ratio_hi": 1.2}],
+    "ex1-bos-row": [{"ex_off_n": 1}, {"ex_off_out_hi": 1e-6}, {"ex_bos_ratio_hi": 1.2}],
     "ex2-where": [{"ex2_trigger": 1e-6}, {"ex2_default": 1e-5}, {"ex2_bos": 0.05}],
 }
 
@@ -334,7 +377,7 @@ def fake_runs():
 
 
 HEALTH = [{"collapsed": False}, {"collapsed": False}]  # text_context's, measured
-LANGUAGE = set(list(BREAKS)[:15])  # the claims of the section on the language models' sinks
+LANGUAGE = set(list(BREAKS)[:16])  # the claims of the section on the language models' sinks
 
 
 def test_text_heads_read_each_model_once():
@@ -373,6 +416,8 @@ def test_chapter_9_measures_read_the_runs():
         2,
     )
     assert (m["near_a_head"], m["near_a_zero"]) == ("L0H0", pytest.approx(0.007)) and "near_b_head" not in m
+    assert m["near_a_writes"] == "constant" and m["quiet_all_nothing"]
+    assert m["quiet_cost_max"] == pytest.approx(0.001)  # the quiet ones: every sink but the near and informative
     assert (m["n_collapsed_sinks"], m["n_collapsed_sinks_constant"]) == (1, 1)
     assert m["collapsed_zero_max"] == pytest.approx(0.7) and m["relu_weight_max"] == pytest.approx(0.09)
     assert (m["n_bb_heads"], m["n_bb_sinks"], m["n_bb_sinks_nothing"], m["bb_sinks_softmax_bos"]) == (6, 1, 1, True)
@@ -393,6 +438,8 @@ def test_chapter_9_measures_read_the_runs():
         "one-informative",
         "informative-few-rows",  # the fixture's heads use 0.9 of their queries as sink rows
         "two-near-tolerance",
+        "rest-write-nothing",  # it names two sinks near the tolerance
+        "which-read-nothing",  # and the second near the tolerance
         "writers-are-weak",
     }
     unknown = claims.run_claims("ch9", "full", *runs)
@@ -479,6 +526,8 @@ def test_the_book_table_merges_neighbours_that_read_alike():
         pd.DataFrame({"layer_norm": [], "heads": [], "spread": [], "all": []}),
     )
     assert (m["bk_cap_harmful_max"], m["bk_cap_nothing_min"], m["bk_deep_constant"]) == (0.5, 0.97, 1)
+    assert (m["bk_cap_parked_from"], m["bk_cap_unparked_hi"]) == ("0.5", 0.4)
+    assert (m["bk_n_parked"], m["bk_parked_kinds"], m["bk_parked_mass_lo"]) == (4, "constant, harmful, nothing", 0.5)
     assert m["bk_mlp_models"] == 0
 
 
@@ -537,3 +586,36 @@ def test_exercise_measures():
     assert m["ex_growth_lo"] == m["ex_growth_hi"] == 1.0 and m["ex_trigger_same"]
     assert (m["ex_off_n"], m["ex_off_seeds"], m["ex_on_n"]) == (1, "1", 1)
     assert m["ex_off_out_hi"] == 0.0  # the off head writes zero: no error at c′ = 0
+
+
+def test_rows_on_bos_reads_every_row():
+    import torch
+
+    c = torch.tensor([0.5, 0.5])
+    rows = torch.tensor([[0.5, 0.0, 0.0], [0.25, 0.25, 0.0]])  # a null takes the rest of the first row
+    m = ch09._rows_on_bos(rows, 2 * c, c)
+    assert (m["row_min"], m["row_spread"], m["row_rest"]) == (0.25, 0.25, 0.25)
+    assert m["part_row_error"] == pytest.approx(0.5) and m["part_row_len"] == pytest.approx(0.5)  # the second row
+    exact = ch09._rows_on_bos(torch.tensor([[0.5, 0.0]]), 2 * c, c)
+    assert exact["part_row_error"] == pytest.approx(0.0) and exact["row_spread"] == 0.0
+
+
+def test_relu_reads_follow_the_spread():
+    import pandas as pd
+
+    relu = pd.DataFrame(
+        {
+            "attention": ["relu", "relu", "relu_visible"],
+            "seed": [0, 2, 0],
+            "ablate_zero": [0.2, 0.2, 0.2],
+            "ablate_mean": [-0.01, -1e-5, -0.01],
+            "tol": [1e-3] * 3,
+            "writes": ["harmful", "constant", "harmful"],
+        }
+    )
+    m = ch09._relu_reads(relu, relu.iloc[[1]])
+    assert m["cd_relu_harmful_wide"] and m["cd_relu_constant_exact"] and m["cd_relu_zero_costs"]
+    assert (m["cd_relu_n_constant"], m["cd_relu_constant_seeds"]) == (1, "2")
+    assert not ch09._relu_reads(relu, relu.iloc[[0]])["cd_relu_constant_exact"]
+    narrow = relu.assign(ablate_mean=[-1e-5, -1e-5, -0.01])  # the first spreads less than the tolerance
+    assert not ch09._relu_reads(narrow, relu.iloc[[1]])["cd_relu_harmful_wide"]
