@@ -301,9 +301,8 @@ STATED = {  # the measures the text states as bounds: check_claims rounds them, 
         ["simplex_min_row_bos", "unused_min_row_bos", "simplex_nb_min_err", "nb_bound_min", "nb_mse_floor"],
         "lower",
     ),
-    **dict.fromkeys(
-        ["scale_floor_vis", "scale_floor_relu_nb", "on_itself", "ex3_nb_share", "clipped_min_share"], "lower"
-    ),
+    **dict.fromkeys(["scale_floor_vis", "scale_floor_relu_nb", "ex3_nb_share"], "lower"),
+    **dict.fromkeys(["on_itself_gap", "clipped_share_gap"], "upper"),  # "all but at most": 1 - share
     **dict.fromkeys(["relu_trig_bos_lo", "relu_vis_trig_bos_lo"], "lower"),
     **dict.fromkeys(
         ["clip_err_term", "simplex_nb_nontrig", "off_nb_max_err", "off_nb_max_mass", "phantom", "simplex_out_noise"],

@@ -714,9 +714,8 @@ def table_weights(qk: torch.Tensor, vo: torch.Tensor, task: TriggerTask):
     )
     return table(
         pd.DataFrame(rows),
-        "Table 3.1. The construction's non-zero weights, by channel. A row of W_QK is a channel of the query "
-        "token, a column one of the key token. W_VO maps a channel of the key token (row) to a channel of the "
-        "output (column); its non-zero entries are its diagonal, BOS's entry left out.",
+        "Table 3.1. The construction's non-zero weights, by channel. W_QK: query channel (row), key channel "
+        "(column). W_VO: key channel (row) to output channel (column), its diagonal without BOS's entry.",
         index=False,
     )
 
@@ -756,11 +755,10 @@ def table_trigger_rows(m: dict):
     positions = m["_c_positions"]
     return table(
         by_seed.reset_index(),
-        f"Table 3.4. The trigger row of Chapter 1's ReLU heads, one row per seed, read at every trigger "
-        f"position j = {positions[0]}..{positions[-1]} on the first 2000 test sequences. γ is j times the mean "
-        "weight on a key 1..j (the construction: 1, and 0 on BOS). The standard deviation is that of j times "
-        "the weights on the keys 1..j, over those keys and the sequences with the trigger at j, on the scale "
-        "of γ; the table gives the largest over j.",
+        f"Table 3.4. Chapter 1's ReLU heads at the trigger row, one row per seed, over trigger positions "
+        f"j = {positions[0]}..{positions[-1]} (2000 test sequences). γ is j times the mean weight on keys 1..j "
+        "(the construction: 1, and 0 on BOS); the spread is the largest standard deviation of j × weight "
+        "over those keys.",
         index=False,
     )
 
@@ -793,9 +791,9 @@ def table_no_bos(m: dict):
     }
     return table(
         m["_runs"][list(columns)].rename(columns=columns),
-        "Table 3.6. Heads trained without BOS. Both relative errors divide a mean squared error (at the "
-        "trigger, or at the other rows, whose target is 0) by the mean squared length of the trigger's "
-        "target. The masses are means over the non-trigger rows; position 0 is now a content token.",
+        "Table 3.6. Heads trained without BOS. A relative error divides a mean squared error (at the "
+        "trigger, or elsewhere, where the target is 0) by the trigger target's mean squared length. "
+        "Masses average the non-trigger rows; position 0 is a content token.",
         index=False,
         formats={"met the stopping rule": lambda v: "yes" if v else "no"},
     )

@@ -159,6 +159,7 @@ def with_bos(result, constants: dict) -> dict:
         "clipped_bos": float(clipped.bos_mass_nontrigger.mean()),
         "_clipped_min_bos": float(clipped.bos_mass_nontrigger.min()),
         "clipped_min_share": float(clipped.bos_share_nontrigger.min()),  # of the weight it keeps
+        "clipped_share_gap": 1 - float(clipped.bos_share_nontrigger.min()),  # how far below 1, as the text says it
         "clip_err_term": max(err_term),
         "_clip_slack": min(slack),
         "_clip_a00": a00,
@@ -261,6 +262,7 @@ def without_bos(result, constants: dict) -> dict:
     j = FIGURE_TRIGGER_POS  # the maps' trigger row
     faint = result.figure_attn["sigmoid", False].mean(0)[j].max().item()
     others = min(result.figure_attn[r, False].mean(0)[j].max().item() for r in OFF if r != "sigmoid")
+    itself = weight_on_itself(result, [*SIMPLEX, "clipped_softmax"])
     return {
         "simplex_nb_min_err": float(simplex.rel_err_trigger.min()),
         "nb_seeds": int(min(len(nb[r]) for r in [*SIMPLEX, "clipped_softmax"])),  # seeds per rule
@@ -275,7 +277,8 @@ def without_bos(result, constants: dict) -> dict:
         ),
         "simplex_out_noise": max(out_noise),
         "simplex_out_var": max(out_var),
-        "on_itself": weight_on_itself(result, [*SIMPLEX, "clipped_softmax"]),
+        "on_itself": itself,
+        "on_itself_gap": 1 - itself,  # how far below 1, as the text says it
         "_sigmoid_map_trigger": faint,
         "_others_map_trigger": others,
         "clipped_nb_err": float(clipped.rel_err_trigger.mean()),
