@@ -19,7 +19,8 @@ def test_the_side_of_a_bound_is_read_from_the_words_before_it():
         "* No ReLU head comes near it (at most {glue:text}`paren`). It is {glue:text}`plain`.\n"
         "Neither moves the loss by more than\n  {glue:text}`wrapped` nats.\n"
         "* It runs from {glue:text}`r_lo` to {glue:text}`r_hi`, between {glue}`b_lo` and {glue:text}`b_hi`.\n"
-        "* A line may break inside the words: at\n  most {glue:text}`broken`."
+        "* A line may break inside the words: at\n  most {glue:text}`broken`.\n"
+        "* A range may carry a unit: between {glue:text}`u_lo`$/j$ and {glue:text}`u_hi`$/j$."
     )
     assert bounds.stated_bounds(md) == {
         "lo": "lower",
@@ -36,6 +37,8 @@ def test_the_side_of_a_bound_is_read_from_the_words_before_it():
         "total": "lower",  # "adds up to" is a sum, not a bound; but "x to y" is a range
         "total_hi": "upper",
         "broken": "upper",
+        "u_lo": "lower",
+        "u_hi": "upper",
     }  # a number after no bound word is not a bound
 
 

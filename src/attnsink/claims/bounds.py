@@ -24,7 +24,10 @@ _WORD = "|".join(re.escape(w).replace(r"\ ", r"\s+") for w in sorted(LOWER + UPP
 _BOUND = re.compile(rf"(?<![\w-])({_WORD})\s+\{{glue(?::text)?\}}`([A-Za-z_][\w]*)`", re.IGNORECASE)
 
 _GLUED = r"\{glue(?::text)?\}`([A-Za-z_]\w*)`"
-_RANGE = re.compile(rf"(?:(?<![\w-])between\s+{_GLUED}\s+and|{_GLUED}\s*(?:to|–))\s+{_GLUED}", re.IGNORECASE)
+_UNIT = r"[^\s{]{0,8}"  # a unit after a number: "$/j$", "%"
+_RANGE = re.compile(
+    rf"(?:(?<![\w-])between\s+{_GLUED}{_UNIT}\s+and|{_GLUED}{_UNIT}\s*(?:to|–))\s+{_GLUED}", re.IGNORECASE
+)
 _CLAUSE = re.compile(r"[.:;]\s|\(|\n\s*[*-]\s|\n\s*\n")
 _NEGATION = re.compile(r"\b(no|not|none|never|nor|neither|nothing)\b", re.IGNORECASE)
 
