@@ -1149,7 +1149,8 @@ def _(m):
 
 @CHAPTER.claim(
     "quoted-room",
-    "The certificate allows the hand-built heads at least 345 times, and the trained heads at least 447 times, "
+    "The certificate allows the hand-built heads of margin 10 and 12 at least 345 times, and the trained heads "
+    "at least 447 times, "
     "the mass they keep off BOS.",
 )
 def _(m):

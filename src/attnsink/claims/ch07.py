@@ -1463,7 +1463,7 @@ def table_layers(result):
     return table(
         _seed_spans(heads_frame(result), ["model", "layer"], columns),
         "Table 7.2. Per layer: the weight on token 0 and the row weight (a row's weights summed: "
-        "1 for softmax, less with a phantom slot, unbounded for ReLU and sigmoid), at ordinary and "
+        "1 for softmax, less with a phantom slot, no fixed sum for ReLU and sigmoid), at ordinary and "
         "trigger queries. Mean over heads, then seeds (smallest–largest seed).",
     )
 
@@ -1508,7 +1508,7 @@ def table_writes(result):
             "largest |change|, ordinary": ("ablate_zero", lambda v: v.abs().max()),
             "largest |change|, mean, ordinary": ("ablate_mean", lambda v: v.abs().max()),
             "largest change, triggers": ("ablate_trigger_zero", "max"),
-            "writes nothing": ("writes", lambda w: f"{(w == 'nothing').sum()} of {len(w)}"),
+            "costs nothing (both ablations)": ("writes", lambda w: f"{(w == 'nothing').sum()} of {len(w)}"),
         }
     )
     return table(
@@ -1516,9 +1516,9 @@ def table_writes(result):
         "Table 7.4. Per layer: a head's mean output norm at ordinary over trigger queries; the norm "
         "of token 0's value through the output map over the median, over the other positions, of "
         "theirs (each averaged over the sequences); one head's output replaced by zero, or at "
-        "ordinary queries by its mean there (change in loss, nats per token); and the heads that "
-        "write nothing: neither replacement at ordinary queries moves the loss by more than the "
-        "tolerance.",
+        "ordinary queries by its mean there (change in loss, nats per token); and the heads whose "
+        "removal costs nothing: neither replacement at ordinary queries moves the loss by more than "
+        "the tolerance. That does not show a head writes nothing.",
         precision=3,
     )
 

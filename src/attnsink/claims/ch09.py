@@ -1399,7 +1399,7 @@ def _(m):
 @CHAPTER.claim(
     "bk-parked-alike",
     "Every parked head of the book's trigger-task models puts at least half its weight on BOS, so an "
-    "attention map shows it as a sink; yet they read nothing, a constant or harmful.",
+    "attention map shows it as a sink; yet they read nothing, a constant or harmful (and one informative).",
 )
 @_needs("bk_one_parked")
 def _(m):
