@@ -6,6 +6,7 @@ from __future__ import annotations
 from types import SimpleNamespace
 
 import numpy as np
+import pandas as pd
 import pytest
 
 from attnsink import claims
@@ -35,7 +36,7 @@ GOOD = {
     "ct_seen": 20.16,
     "early_first": 4400,
     "early_after": 0.88,
-    "strong_rows_max": 0.968,
+    "strong_rows_max": 61 / 63,
     "sc_steps": 10000,
     "strong_wds": "0.5 and 1",
     "n_informative": 1,
@@ -66,8 +67,12 @@ GOOD = {
         "Python, lr 0.01, weight decay 0.5",
     ],
     "_plain_far_max": 0.225,
-    "pair_big": "0.040–0.11",
-    "_pair_big_min": 0.0399,
+    "pair_big_lo": 0.03987,
+    "pair_big_hi": 0.1066,
+    "_pair_big_min": 0.03987,
+    "_pair_big_all": [0.0817, 0.0426, 0.0708, 0.0891, 0.045, 0.0859, 0.0413, 0.1066, 0.03987],
+    "n_pair_python": 3,
+    "_pair_python": [0.0413, 0.1066, 0.03987],
     "n_cond_relu_empty": 79,
     "n_cond_relu_full": 4,
     "cond_relu_full_row": "0.92–2.3",
@@ -174,6 +179,10 @@ GOOD = {
     "pair_01_over_spread": 0.028 / 0.017,
     "_best_gap": 0.007,
     "soft_best": "1.361",
+    "_soft_best_setting": "English, lr 0.003, weight decay 0.1",
+    "_soft_best_in_table": "1.361",
+    "soft_best_seeds": 3,
+    "soft_best_seeds_word": "three",
     "relu_best": "1.369",
     "relu0_loss": "1.36–1.38",
     "relu0_min": 1.357,
@@ -190,6 +199,43 @@ GOOD = {
     "cond_soft_shrink": "2.4–3.6",
     "n_coherence_undefined": 5,
     "_undefined_rows_max": 0.0,
+    # the first screen's counts, spelled out
+    "strong_runs_word": "two",
+    "n_strong_word": "five",
+    "plain_near_word": "three",
+    "ctx_seeds_word": "two",
+    "ctx_ratio": 4,
+    "ctx_ratio_word": "four",
+    "n_heads": 16,
+    # how queries are counted
+    "n_queries": 63,
+    "n_after_bos": 62,
+    "n_rows_possible": 61,
+    "n_full_rows": 3,
+    "n_full_rows_word": "three",
+    # when the sinks at 0.5 formed
+    "tx_steps": 20000,
+    "_late_first_max": 15300,
+    # the context sinks' labels
+    "ctx_constant_seed": 0,
+    "ctx_constant_head": "L2H3",
+    "ctx_constant_zero": 0.0052,
+    "ctx_constant_mean": 0.0045,
+    "n_ctx_informative_half": 2,
+    "half_tol": 0.0025,
+    # the English runs counted
+    "n_english_runs": 27,
+    "n_english_all": 30,
+    "n_english_collapsed": 3,
+    # Exercise 8.2
+    "ex2_climb_min": 1300,
+    "ex2_climb_max": 3100,
+    "_dc_every": [100],
+    "_ex2_n05": 3,
+    "_ex2_n1": 2,
+    "ex2_last_dip_1": 19000,
+    "ex2_wait1_min": 14700,
+    "ex2_wait05_max": 4100,
 }
 
 BREAKS = {
@@ -198,7 +244,14 @@ BREAKS = {
     "strong-sinks-everywhere": {"strong_rows_min": 0.5},
     "strong-sinks-dormant": {"strong_active_min": 0.9},
     "strong-sinks-rare": {"n_soft_trained": 20},
-    "sinks-form-late": {"_late_first_min": 9000},
+    "sinks-form-in-last-third": {"_late_first_min": 13000},
+    "first-screen-counts": {"n_plain_near": 4},
+    "query-counts": {"n_full_rows": 2},
+    "context-labels-near-tolerance": {"n_ctx_informative_half": 1},
+    "soft-best-is-table-mean": {"_soft_best_in_table": "1.360"},
+    "english-runs-counted": {"n_english_all": 29},
+    "ex2-climb-not-jump": {"ex2_climb_min": 900},
+    "ex2-dips-go-on-at-1": {"ex2_wait1_min": 4000},
     "one-informative": {"n_informative": 2},
     "wd0-collapses": {"n_collapsed_soft0": 2},
     "only-wd0-collapses": {"n_health_runs": 40},
@@ -245,7 +298,45 @@ MORE_BREAKS = [
     ("strong-sinks-are-no-ops", {"strong_zero_max": 0.0007}),
     ("strong-sinks-everywhere", {"strong_rows_min": 0.939}),
     ("strong-sinks-most-queries", {"_n_row09": 4}),
-    ("sinks-form-late", {"_late_first_chars_max": 10.1}),
+    ("sinks-form-in-last-third", {"_late_first_chars_max": 10.1}),
+    ("sinks-form-in-last-third", {"_late_first_min": 9000}),
+    ("sinks-form-in-last-third", {"late_first": "13,900–15,400"}),
+    ("sinks-form-in-last-third", {"_late_first_max": 20100}),
+    ("sinks-form-in-last-third", {"tx_steps": 19000}),
+    ("sinks-form-in-last-third", {"early_first": 4500}),
+    ("first-screen-counts", {"strong_runs_word": "2"}),
+    ("first-screen-counts", {"n_soft_trained": 20}),
+    ("first-screen-counts", {"ctx_ratio": 2, "ctx_ratio_word": "two"}),
+    ("first-screen-counts", {"ctx_long_counts": "1, 2"}),
+    ("first-screen-counts", {"n_heads": 12}),
+    ("query-counts", {"n_queries": 62}),
+    ("query-counts", {"ctx_near_queries": 63}),
+    ("query-counts", {"strong_rows_max": 61 / 62}),
+    ("query-counts", {"n_full_rows_word": "3"}),
+    ("context-labels-near-tolerance", {"ctx_constant_seed": 1}),
+    ("context-labels-near-tolerance", {"n_ctx_constant": 2}),
+    ("context-labels-near-tolerance", {"ctx_zero_max": 0.0053}),  # not the constant one's
+    ("context-labels-near-tolerance", {"ctx_zero_max": 0.0049, "ctx_constant_zero": 0.0049}),
+    ("context-labels-near-tolerance", {"ctx_zero_max": 0.006, "ctx_constant_zero": 0.006}),  # not just over
+    ("context-labels-near-tolerance", {"ctx_constant_mean": 0.0051}),
+    ("context-labels-near-tolerance", {"ctx_constant_mean": 0.0024}),
+    ("gap-larger-at-big-decay", {"pair_big_lo": 0.0401}),  # would print 0.040
+    ("gap-larger-at-big-decay", {"pair_big_hi": 0.111}),  # would print 0.12
+    ("gap-larger-at-big-decay", {"_pair_python": [0.0413, 0.1066, 0.0385]}),  # a Python pair outside
+    ("gap-larger-at-big-decay", {"n_pair_python": 2}),
+    ("soft-best-is-table-mean", {"_soft_best_setting": "English, lr 0.01, weight decay 0.1"}),
+    ("soft-best-is-table-mean", {"soft_best": "1.360", "_soft_best_in_table": "1.360"}),
+    ("soft-best-is-table-mean", {"soft_best_seeds": 2}),
+    ("soft-best-is-table-mean", {"soft_best_seeds_word": "3"}),
+    ("english-runs-counted", {"n_english_runs": 28}),
+    ("english-runs-counted", {"n_english_all": 31, "n_english_collapsed": 4}),
+    ("ex2-climb-not-jump", {"ex2_climb_max": 3200}),
+    ("ex2-climb-not-jump", {"_dc_every": [100, 200]}),
+    ("ex2-climb-not-jump", {"_ex2_n1": 1}),
+    ("ex2-dips-go-on-at-1", {"ex2_last_dip_1": 18900}),
+    ("ex2-dips-go-on-at-1", {"ex2_wait05_max": 4200}),
+    ("ex2-dips-go-on-at-1", {"early_first": 4500}),
+    ("ex2-dips-go-on-at-1", {"_ex2_n05": 2}),
     ("wd0-collapses", {"collapsed_heads_min": 11}),
     ("collapse-is-sharp", {"_collapsed_entropy_max": 0.0311}),
     ("collapse-loss-overlaps", {"_soft1_loss_min": 1.64}),
@@ -415,6 +506,16 @@ def test_chapter_8_measures_read_the_runs(monkeypatch):
     assert m["collapse_top"] == pytest.approx(np.exp(-0.1)) and m["health_query"] == 8
     # no models: the strong sinks' queries are not read; no made-up head has an empty silent row
     assert m["_n_row09"] == 0 and np.isnan(m["strong_row09_min"]) and m["n_coherence_undefined"] == 0
+    # the English runs: text_lm's two and text_decay's four, one of them collapsed
+    assert (m["n_english_all"], m["n_english_collapsed"]) == (6, 1)
+    # windows of 64 tokens, models of 2 x 2 heads; the strong sink's made-up sink rows are all its rows
+    assert (m["n_queries"], m["n_after_bos"], m["n_heads"], m["n_full_rows"]) == (63, 62, 4, 0)
+    assert (m["strong_runs_word"], m["ctx_ratio_word"], m["ctx_seeds_word"]) == ("one", "four", "one")
+    # the strong sink's history rises linearly: above ε from step 400, above 0.9 only at the last
+    assert m["_rise"][["above eps", "above strong", "stays from"]].values.tolist() == [[400, 800, 800]]
+    # Table 8.4 has each compared setting's seed and then its mean; the late loss averages the last quarter
+    assert m["_compared"].index.get_level_values(1).tolist().count("mean") == m["n_compared"]
+    assert m["soft_best"] == m["_soft_best_in_table"] == f"{(1.5 + 2.0 - 0.5 * 6 / 7) / 2:.3f}"
     report = claims.run_claims("ch8", "quick", *fake_text_runs())
     assert {r["id"] for r in report.rows if r["holds"]} >= {"collapsed-heads-constant", "context-sinks"}
 
@@ -453,3 +554,145 @@ def test_gu_measure_counts_the_first_tokens_own_row():
 
     assert gu_measure(0.0, 3) == pytest.approx(0.25)  # only its own row, of four
     assert gu_measure(1.0, 3) == pytest.approx(1.0)
+
+
+def test_word_spells_small_counts_and_nothing_else():
+    assert [ch08.word(n) for n in (0, 2, 5, 12)] == ["none", "two", "five", "twelve"]
+    assert ch08.word(np.int64(3)) == "three" and ch08.word(13) == "13" and ch08.word(1500) == "1,500"
+    assert ch08.word(-1) == ch08.word(2.0) == ch08.word(True) == ch08.word(np.nan) == "–"
+
+
+def test_first_screen_spells_its_counts_and_the_window_ratio():
+    m = {"strong_runs": 2, "n_strong": 5, "n_plain_near": 3, "ctx_seeds": 2, "ctx_long": 256, "ctx_short": 64}
+    out = ch08._first_screen(m)
+    assert (out["strong_runs_word"], out["n_strong_word"], out["plain_near_word"]) == ("two", "five", "three")
+    assert (out["ctx_seeds_word"], out["ctx_ratio"], out["ctx_ratio_word"]) == ("two", 4, "four")
+    odd = ch08._first_screen({**m, "ctx_long": 100})  # not a whole multiple: no ratio to spell
+    assert (odd["ctx_ratio"], odd["ctx_ratio_word"]) == (-1, "–")
+
+
+def _paired():
+    """Late losses of two settings, three seeds each, a column per rule (as _rule_measures pairs them)."""
+    index = pd.MultiIndex.from_product([["English, a", "Python, b"], [0, 1, 2]], names=["setting", "seed"])
+    soft = [1.37605, 1.34547, 1.36037, 1.4, 1.5, 1.6]
+    relu = [x + 0.01 * (k + 1) for k, x in enumerate(soft)]
+    return pd.DataFrame({"softmax": soft, "relu": relu}, index=index)
+
+
+def test_table_8_4_puts_each_settings_unrounded_mean_after_its_seeds():
+    table = ch08.compared_table(_paired())
+    assert list(table.columns) == ["softmax", "ReLU", "ReLU − softmax"]
+    assert list(table.index.get_level_values(1)) == [0, 1, 2, "mean"] * 2
+    mean = table.loc[("English, a", "mean"), "softmax"]
+    assert mean == pytest.approx(np.mean([1.37605, 1.34547, 1.36037]))
+    # Chapter 8's case: the mean prints 1.361, the mean of the printed seeds 1.3603
+    assert f"{mean:.3f}" == "1.361" and np.mean([1.376, 1.345, 1.360]) == pytest.approx(1.3603, abs=1e-4)
+    assert table.loc[("Python, b", 1), "ReLU − softmax"] == pytest.approx(0.05)
+    assert ch08.compared_table(_paired().iloc[:0]).empty
+
+
+def test_soft_best_prints_the_mean_as_table_8_4_does():
+    paired = _paired()
+    english = pd.DataFrame(
+        {
+            "attention": ["softmax"] * 6 + ["relu"],
+            "setting": ["English, a"] * 3 + ["English, c"] * 3 + ["English, a"],
+            "late_loss": [1.37605, 1.34547, 1.36037, 1.5, 1.6, 1.7, 1.0],
+        }
+    )
+    out = ch08._soft_best(english, paired)
+    assert (out["soft_best"], out["_soft_best_in_table"]) == ("1.361", "1.361")
+    assert (out["_soft_best_setting"], out["soft_best_seeds"], out["soft_best_seeds_word"]) == (
+        "English, a",
+        3,
+        "three",
+    )
+    # a best setting the table does not hold: nothing to print there, so the claim cannot hold
+    assert ch08._soft_best(english.replace("English, a", "English, z"), paired)["_soft_best_in_table"] == "–"
+    assert ch08._soft_best(english[english.attention == "relu"], paired)["soft_best"] == "–"
+
+
+def test_big_gaps_give_the_range_and_the_python_pairs():
+    index = pd.MultiIndex.from_tuples(
+        [("English, wd 0.5", 0), ("English, wd 1", 0), ("Python, wd 0.5", 0), ("Python, wd 0.5", 1)]
+    )
+    out = ch08._big_gaps(pd.Series([0.05, 0.09, 0.03987, 0.1066], index=index))
+    assert (out["pair_big_lo"], out["pair_big_hi"], out["_pair_big_min"]) == (0.03987, 0.1066, 0.03987)
+    assert out["n_pair_python"] == 2 and out["_pair_python"] == [0.03987, 0.1066]
+    # printed toward their safe side the range holds every pair: 0.039 to 0.11, not 0.040
+    from attnsink.claims.bounds import glued_text
+
+    assert (glued_text(out["pair_big_lo"], "lower"), glued_text(out["pair_big_hi"], "upper")) == ("0.039", "0.11")
+    empty = ch08._big_gaps(pd.Series([], dtype=float, index=pd.MultiIndex.from_tuples([], names=["s", "seed"])))
+    assert np.isnan(empty["pair_big_lo"]) and empty["n_pair_python"] == 0
+
+
+def test_context_labels_name_the_constant_one_and_the_labels_at_half_the_tolerance():
+    sinks = pd.DataFrame(
+        {
+            "seed": [0, 1],
+            "layer": [2, 3],
+            "head": [3, 0],
+            "ablate_zero": [0.0052, 0.0036],
+            "ablate_mean": [0.0045, 0.0026],
+        }
+    )
+    sinks["writes"] = ch08.what_it_writes(sinks.ablate_zero, sinks.ablate_mean)
+    out = ch08._context_labels(sinks)
+    assert list(sinks.writes) == ["constant", "nothing"]
+    assert (out["ctx_constant_seed"], out["ctx_constant_head"], out["ctx_constant_mean"]) == (0, "L2H3", 0.0045)
+    assert out["n_ctx_informative_half"] == 2 and out["half_tol"] == ch08.WRITE_TOL / 2
+    quiet = sinks.assign(ablate_mean=[0.002, 0.001], writes=["constant", "nothing"])
+    assert ch08._context_labels(quiet)["n_ctx_informative_half"] == 0  # under half the tolerance: not informative
+    none = ch08._context_labels(sinks.iloc[:0])
+    assert (none["ctx_constant_seed"], none["n_ctx_informative_half"]) == (-1, 0) and np.isnan(
+        none["ctx_constant_zero"]
+    )
+
+
+def _history_run(wd, seed, course, attention="softmax"):
+    """A text_decay record whose head L0H0 follows ``course`` (one value per measurement,
+    every 100 steps) and whose other head stays at 0.1."""
+    first = np.full((len(course), 1, 2), 0.1)
+    first[:, 0, 0] = course
+    steps = [100 * (k + 1) for k in range(len(course))]
+    return {"attention": attention, "weight_decay": wd, "seed": seed, "history": {"step": steps, "first_mean": first}}
+
+
+def test_sink_rise_finds_the_climb_the_dips_and_the_wait():
+    dc = SimpleNamespace(
+        runs=[
+            _history_run(0.5, 1, [0.1, 0.4, 0.95, 0.97, 0.98, 0.99]),  # climbs, never dips
+            _history_run(1.0, 2, [0.4, 0.95, 0.5, 0.95, 0.8, 0.96]),  # dips until the end
+            _history_run(1.0, 2, [0.4, 0.95, 0.5, 0.95, 0.8, 0.96], attention="relu"),  # not a share
+            _history_run(0.5, 0, [0.1, 0.2, 0.3, 0.2, 0.2, 0.1]),  # no strong sink
+        ]
+    )
+    rise = ch08.sink_rise(dc)
+    assert len(rise) == 2
+    assert rise.iloc[0][["above eps", "above strong", "stays from", "last dip"]].tolist() == [200, 300, 300, 200]
+    assert rise.iloc[1][["above eps", "above strong", "stays from", "last dip"]].tolist() == [100, 200, 600, 500]
+    m = ch08._rise_measures(dc)
+    assert (m["ex2_climb_min"], m["ex2_climb_max"], m["ex2_first"]) == (100, 100, 100)
+    assert (m["ex2_wait05_max"], m["ex2_wait1_min"], m["ex2_last_dip_1"]) == (0, 400, 500)
+    assert (m["_ex2_n05"], m["_ex2_n1"], m["_dc_every"]) == (1, 1, [100])
+    none = ch08._rise_measures(SimpleNamespace(runs=dc.runs[3:]))
+    assert none["_rise"].empty and np.isnan(none["ex2_wait1_min"]) and none["_ex2_n1"] == 0
+
+
+def test_query_measures_count_the_queries_and_the_heads_with_every_sink_row():
+    heads = pd.DataFrame(
+        {
+            "experiment": ["text_decay"] * 3 + ["text_context"],
+            "attention": "softmax",
+            "collapsed": False,
+            "first_mean": [0.99, 0.95, 0.5, 0.99],
+            "sink_rows": [61 / 63, 0.95, 61 / 63, 61 / 63],  # only the first is strong and full
+        }
+    )
+    runs = [("text_decay", {"first_mean": [[0.1] * 4] * 4})]
+    out = ch08._query_measures(heads, runs, 64)
+    assert (out["n_queries"], out["n_after_bos"], out["n_rows_possible"]) == (63, 62, 61)
+    assert (out["n_full_rows"], out["n_full_rows_word"], out["n_heads"]) == (1, "one", 16)
+    mixed = runs + [("text_lm", {"first_mean": [[0.1] * 2] * 2})]
+    assert ch08._query_measures(heads, mixed, 64)["n_heads"] == -1  # models of two sizes: no one count
