@@ -3,6 +3,7 @@ number moves; the measures read a made-up run of every rule right."""
 
 from __future__ import annotations
 
+import math
 from types import SimpleNamespace
 
 import pytest
@@ -11,7 +12,9 @@ import torch
 from attnsink import claims
 from attnsink.claims import ch06
 from attnsink.experiments import VARIANT_RULES
+from attnsink.metrics import evaluate
 from attnsink.model import AttentionModel
+from attnsink.task import TriggerTask
 
 GOOD = {
     "simplex_min_bos": 0.998,
@@ -39,7 +42,26 @@ GOOD = {
     "phantom": 0.005,
     "_gated_min_share": 0.9998,
     "_gated_max_mass": 0.36,
-    "sigmoid_gap": 0.0,
+    "_sigmoid_min_row_bos": 1.0,
+    "sigmoid_bos_logit": 40.9,
+    "sigmoid_exact_gap": 1.6e-18,
+    "sigmoid_err": 0.0064,
+    "_sigmoid_err_lo": 0.0063,
+    "_sigmoid_err_hi": 0.0065,
+    "relu_vis_pos_first": 0.205,
+    "relu_vis_pos_last": 0.038,
+    "_relu_pos_falls": True,
+    "_relu_map_gap": 7e-9,
+    "construct_margin": 12,
+    "construct_err_bound": 3.04e-7,
+    "construct_max_err": 3.3e-9,
+    "construct_max_mass": 9.83e-5,
+    "construct_sigmoid_linf": 6.1e-6,
+    "_stop_linf": 0.005,
+    "_sink_logit_content_score": 0.0,
+    "_sink_logit_mass": 9.83e-5,
+    "_relu_vis_exact_err": 5.4e-15,
+    "_relu_vis_exact_mass": 0.0,
     "simplex_nb_min_err": 0.421,
     "nb_bound_min": 0.11,
     "_below_bound": 0,
@@ -97,7 +119,13 @@ BREAKS = {
     "off-still-sinks": {"unused_min_bos": 0.8},
     "phantom-unused": {"phantom": 0.02},
     "gated-half": {"_gated_max_mass": 0.9},
-    "sigmoid-on-bos": {"sigmoid_gap": 1e-3},
+    "sigmoid-on-bos": {"_sigmoid_min_row_bos": 0.99999994},  # one float32 step below 1
+    "relu-trigger-bos-by-position": {"_relu_pos_falls": False},
+    "off-constructions": {"construct_max_err": 2e-6},
+    "relu-visible-exact-head": {"_relu_vis_exact_err": 1e-9},
+    "sink-logit-third-way": {"_sink_logit_content_score": 1e-3},
+    "sigmoid-could-stop": {"construct_sigmoid_linf": 0.006},
+    "sigmoid-close-with-bos": {"_sigmoid_err_hi": 0.011},
     "simplex-fail": {"_below_bound": 1},
     "simplex-right-elsewhere": {"simplex_nb_nontrig": 0.05},
     "simplex-lose-the-noise": {"_closer_to_all": False},
@@ -143,6 +171,15 @@ MORE_BREAKS = [  # the other branches of claims that check several numbers
     ("relu-trigger-bos", {"relu_vis_trig_bos_lo": 0.01}),
     ("relu-trigger-bos", {"relu_map_bos": 0.0}),
     ("relu-trigger-bos", {"relu_vis_map_bos": 0.04}),
+    ("sigmoid-on-bos", {"sigmoid_exact_gap": 3e-8}),  # the exact gap past 2^-25: float32 need not round to 1
+    ("relu-trigger-bos-by-position", {"_relu_map_gap": 1e-3}),  # the map is not the position-7 mean
+    ("relu-trigger-bos-by-position", {"relu_vis_map_bos": 0.09}),  # inside the range of the means
+    ("off-constructions", {"construct_max_mass": 2e-4}),
+    ("off-constructions", {"construct_err_bound": 2e-6}),  # the proof's bound too loose for the text's 1e-6
+    ("off-constructions", {"construct_margin": 10}),  # not the M the text states
+    ("relu-visible-exact-head", {"_relu_vis_exact_mass": 1e-8}),
+    ("sink-logit-third-way", {"_sink_logit_mass": 2e-4}),
+    ("sigmoid-close-with-bos", {"_sigmoid_err_lo": 0.0}),  # exact: prop-positive-weights would be false
 ]
 
 
@@ -174,6 +211,7 @@ def test_the_rules_constants_are_the_ones_the_text_derives():
 # ---- a made-up run of every rule ----
 
 L, N_MAP, J = 16, 4, 7
+FLOAT32_STEP = 2.0**-24  # float32's step just below 1
 
 
 def _row(rule, bos, seed):
@@ -239,7 +277,14 @@ def test_chapter_6_measures_read_the_runs(monkeypatch):
     assert m["gated_bos"] == pytest.approx(0.35) and m["_gated_max_bos"] == pytest.approx(0.35)
     assert m["_parks_min_bos"] == pytest.approx(0.8) and m["_clipped_stopped"] == 0 and m["nb_seeds"] == 2
     assert 0 <= m["simplex_min_row_bos"] <= 1 and 0 <= m["unused_min_row_bos"] <= 1  # untrained heads
-    assert m["sigmoid_gap"] == pytest.approx(0.01) and m["sigmoid_stopped"] == 0 and m["n_seeds"] == 2
+    assert m["_sigmoid_min_row_bos"] < 1 and m["sigmoid_exact_gap"] > FLOAT32_STEP  # untrained: far from 1
+    assert m["sigmoid_stopped"] == 0 and m["n_seeds"] == 2 and m["_stop_linf"] == 0.005
+    assert m["_sigmoid_err_lo"] == m["_sigmoid_err_hi"] == m["sigmoid_err"] == pytest.approx(0.005)
+    # the hand-built heads do not depend on the runs
+    assert m["construct_margin"] == 12 and m["construct_max_err"] <= 1e-6 and m["construct_max_mass"] < 1e-4
+    assert m["_relu_vis_exact_mass"] == 0 and m["_relu_vis_exact_err"] <= 1e-12 and m["_sink_logit_content_score"] == 0
+    assert m["construct_sigmoid_linf"] < 0.005 and m["construct_err_bound"] == pytest.approx(8064 * math.exp(-24))
+    assert m["_relu_map_gap"] > 0 and isinstance(m["_relu_pos_falls"], bool)  # the made-up maps leave BOS empty
     assert (m["sigmoid_steps"], m["relu_steps"], m["step_budget"]) == (50_000, 600, 50_000)
     assert m["never_runs"] == 4 and m["stop_linf"] == "0.005"  # 2 seeds on each task
     assert m["clipped_min_share"] == 1.0 and m["relu_map_bos"] == 0 and m["relu_vis_map_bos"] == 0
@@ -264,11 +309,12 @@ def test_chapter_6_measures_read_the_runs(monkeypatch):
     report = claims.run_claims("ch6", "full", result)
     failed = {r["id"] for r in report.rows if not r["holds"]}
     # the made-up partial head breaks the inequality, its sigmoid heads leave 0.01 off BOS, its
-    # ReLU maps leave BOS empty, and the untrained models (read row by row) do not sink, nor look
-    # at the trigger, nor learn a logit
+    # ReLU maps leave BOS empty (so they are not the untrained heads' position-7 means), and the
+    # untrained models (read row by row) do not sink, nor look at the trigger, nor learn a logit
     assert failed == {
         "partial-sink",
         "relu-trigger-bos",
+        "relu-trigger-bos-by-position",
         "sigmoid-on-bos",
         "simplex-sinks-every-row",
         "off-still-sinks-every-row",
@@ -313,6 +359,9 @@ STATED = {  # the measures the text states as bounds: check_claims rounds them, 
         "upper",
     ),
     **dict.fromkeys(["relu_trig_bos_hi", "relu_vis_trig_bos_hi"], "upper"),
+    **dict.fromkeys(["construct_max_err", "construct_max_mass", "construct_sigmoid_linf"], "upper"),
+    "sigmoid_exact_gap": "upper",  # "falls short of 1 by less than"
+    "sigmoid_bos_logit": "lower",
 }
 
 
@@ -322,3 +371,82 @@ def test_the_chapter_states_each_unrounded_bound_after_a_bound_word():
     sides = stated_bounds(chapter_markdown("ch6"))
     assert {name: sides.get(name) for name in STATED} == STATED
     assert "clip_floor" not in sides and set(ch06.LOWER) == {"clip_floor"}  # "at least about": rounded in measures
+
+
+# ---- the hand-built heads of prop-off-constructions ----
+
+
+@pytest.mark.parametrize("margin", [2.0, 4.0, 6.0])
+def test_each_hand_built_head_meets_the_propositions_bounds(margin):
+    """At margins where float32 rounding is negligible beside them, every head meets the proof's
+    bounds: relative error below e^-2M at the trigger and 8064 e^-2M elsewhere, each non-trigger
+    row's weight below 16 e^-M; and a small margin leaves errors the text's 1e-6 would not hold."""
+    task = TriggerTask(bos=False)
+    for rule in ch06.CONSTRUCTED:
+        ev = evaluate(ch06.off_construction(rule, margin), task, n=500)
+        rows = ev.attn[0][:, 0].sum(-1)[ev.batch.is_nontrigger]
+        assert ev.errors["rel_err_trigger"] < math.exp(-2 * margin), rule
+        assert ev.errors["rel_err_nontrigger"] < 8064 * math.exp(-2 * margin), rule
+        assert rows.max() < 16 * math.exp(-margin) and (rows >= 0).all(), rule
+        if margin == 2.0:
+            assert ev.errors["rel_err_trigger"] > ch06.CONSTRUCT_ERR, rule  # the bound is not idle
+
+
+def test_the_hand_built_heads_have_the_weights_the_text_gives():
+    task = TriggerTask(bos=False)
+    batch = task.sample(50, generator=torch.Generator().manual_seed(0))
+    trig = batch.is_trigger
+    for rule, (a, c) in {"softmax1": (12, -12), "sink_logit": (24, 0), "sigmoid": (-12, -24), "gated": (0, 0)}.items():
+        model = ch06.off_construction(rule)
+        s = ch06.scores(model, batch.x)  # every key of a row scores alike: a at the trigger, c elsewhere
+        assert (s[trig] == a).all() and (s[~trig] == c).all(), rule
+    assert ch06.off_construction("sink_logit").sink.item() == 12
+    assert ch06.off_construction("sigmoid").W_V[0, 0, 0, 0].item() == pytest.approx(math.exp(12))
+    _, (w,) = ch06.off_construction("gated")(batch.x)
+    torch.testing.assert_close(w.sum(-1)[:, 0][trig], torch.full((50,), torch.sigmoid(torch.tensor(12.0)).item()))
+    with pytest.raises(KeyError):
+        ch06.off_construction("softmax")  # a simplex head has no such construction
+
+
+def test_scores_are_the_ones_the_model_weighs():
+    model = AttentionModel(L, attention="softmax", seed=3)
+    x = TriggerTask().sample(8, generator=torch.Generator().manual_seed(1)).x
+    _, (w,) = model(x)
+    mask = torch.ones(L, L, dtype=torch.bool).tril()
+    expected = ch06.scores(model, x).masked_fill(~mask, float("-inf")).softmax(-1).float()
+    torch.testing.assert_close(w[:, 0], expected, atol=1e-6, rtol=0)
+
+
+def test_a_saturated_sigmoid_head_weighs_bos_exactly_one_in_float32():
+    """A sigmoid head whose content queries score BOS at 60: the float32 weight is 1, and the
+    smallest logit, 60 - log 16, gives an exact gap far below float32's half step."""
+    model = AttentionModel(L, attention="sigmoid")
+    qk = torch.zeros(L, L)
+    qk[L - 1, 0] = 60.0  # content query (bias channel) . BOS key
+    with torch.no_grad():
+        model.W_Q.copy_(qk[None, None])
+        model.W_K.copy_(torch.eye(L)[None, None])
+    result = SimpleNamespace(results={("sigmoid", True): [SimpleNamespace(model=model)]})
+    m = ch06.sigmoid_saturation(result, n=100)
+    assert m["_sigmoid_min_row_bos"] == 1.0
+    assert m["sigmoid_bos_logit"] == pytest.approx(60 - math.log(16))
+    assert m["sigmoid_exact_gap"] < ch06.FLOAT32_HALF_STEP
+    claim = {c.id: c for c in ch06.CHAPTER.claims}["sigmoid-on-bos"]
+    assert claim.run(m)[0]
+    with torch.no_grad():
+        model.W_Q[0, 0, L - 1, 0] = 10.0  # a logit near 7: float32 no longer rounds the weight to 1
+    m = ch06.sigmoid_saturation(result, n=100)
+    assert m["_sigmoid_min_row_bos"] < 1 and not claim.run(m)[0]
+
+
+def test_the_relu_maps_are_read_at_one_trigger_position():
+    """The per-position means of a made-up run: the map equals the position-7 mean only when it
+    was read there."""
+    result = fake_variants(seeds=1)
+    for rule in ch06.RELU:
+        ev = evaluate(result.results[rule, True][0].model, TriggerTask(), n=1000, trigger_pos=J)
+        result.figure_attn[rule, True] = ev.attn[0][:, 0]
+    m = ch06.trigger_bos_by_position(result)
+    assert m["_relu_map_gap"] <= 1e-6 and 0 <= m["relu_vis_pos_last"]
+    result.figure_attn["relu", True] = result.figure_attn["relu", True] + 0.01
+    assert ch06.trigger_bos_by_position(result)["_relu_map_gap"] == pytest.approx(0.01, abs=1e-6)
