@@ -99,6 +99,22 @@ GOOD = {
     "ex3_bos_min": -0.022,
     "ex3_bos_max": -3.4e-4,
     "ex3_off_grad": 0.0,
+    "own_value": 0.686,
+    "own_value_min": 0.642,
+    "own_value_max": 0.744,
+    "own_bos_gap": 0.0068,
+    "_trigger_bos_min": 0.257,
+    "content_trigger": 0.012,
+    "nb_n_test": 2000,
+    "nb_soft_other_max": 1.4e-13,
+    "_nb_self_positions": list(range(2, 16)),
+    "_nb_all_positions": list(range(2, 16)),
+    "nb_subst_gap": 1e-12,
+    "pw_n_noise": 13,
+    "pw_heads": 10,
+    "pw_shape": True,
+    "pw_a00_min": 1.0,
+    "pw_a11_min": 1.1e-5,
 }
 
 BREAKS = {  # claim -> a change of the measures that makes it false
@@ -135,6 +151,11 @@ BREAKS = {  # claim -> a change of the measures that makes it false
     "ex-margins": {"_ex3_share_min": 0.005},
     "ex-margins-bos": {"ex3_bos_min": -0.18},
     "ex-off-rows-no-gradient": {"ex3_off_grad": 1e-4},
+    "positive-weights-hypotheses": {"pw_a11_min": 0.0},  # a weight a_11 that is zero: Proposition 6.1 is silent
+    "trained-own-value": {"own_value_max": 0.95},  # the trigger's own value as long as the construction's
+    "trained-bos-makes-up": {"own_bos_gap": 0.02},  # trigger token and BOS do not add up to the target
+    "nobos-softmax-self-every-j": {"nb_soft_other_max": 1e-3},  # the trigger row averages a little
+    "nobos-substitution": {"nb_subst_gap": 1e-6},  # the written floor is not the library's
 }
 
 
@@ -183,6 +204,53 @@ def test_the_other_branches_of_the_claims_break_them_too(change):
     assert any(not c.run({**GOOD, **change})[0] for c in ch03.CHAPTER.claims)
 
 
+@pytest.mark.parametrize(
+    ("claim", "change"),
+    [
+        ("positive-weights-hypotheses", {"pw_n_noise": 1}),  # one noise coordinate: the proposition needs two
+        ("positive-weights-hypotheses", {"pw_heads": 0}),  # no softmax head read
+        ("positive-weights-hypotheses", {"pw_shape": False}),  # a residual stream, or several heads or layers
+        ("positive-weights-hypotheses", {"pw_a00_min": 0.0}),
+        ("trained-own-value", {"own_value_min": 0.45}),  # far below the stated range
+        ("trained-own-value", {"own_value_max": 1.0}),  # the construction's entry after all
+        ("trained-bos-makes-up", {"_trigger_bos_min": 0.1}),  # BOS supplies less than stated
+        ("trained-bos-makes-up", {"content_trigger": 0.03}),  # the content tokens carry the trigger channel
+        ("nobos-softmax-self-every-j", {"_nb_self_positions": [7]}),  # read at one trigger position only
+        ("nobos-softmax-self-every-j", {"nb_soft_other_max": 2e-6}),
+        ("nobos-substitution", {"nb_subst_gap": float("nan")}),  # a floor that does not compute
+    ],
+)
+def test_each_new_check_fails_on_each_of_its_branches(claim, change):
+    (c,) = [c for c in ch03.CHAPTER.claims if c.id == claim]
+    assert c.run(GOOD)[0]
+    assert not c.run({**GOOD, **change})[0]
+
+
+@pytest.mark.parametrize(
+    ("claim", "change"),
+    [
+        ("trained-own-value", {"own_value_min": 0.51, "own_value_max": 0.89}),  # inside the stated range
+        ("trained-bos-makes-up", {"own_bos_gap": 0.0099, "content_trigger": 0.019, "_trigger_bos_min": 0.21}),
+        ("nobos-softmax-self-every-j", {"nb_soft_other_max": 9e-7}),
+        ("nobos-substitution", {"nb_subst_gap": 0.0}),
+        ("positive-weights-hypotheses", {"pw_n_noise": 2, "pw_heads": 1, "pw_a11_min": 1e-30}),
+    ],
+)
+def test_each_new_check_holds_at_the_edge_of_what_it_states(claim, change):
+    (c,) = [c for c in ch03.CHAPTER.claims if c.id == claim]
+    assert c.run({**GOOD, **change})[0]
+
+
+def test_the_floor_written_out_is_the_librarys():
+    from attnsink.theory import trigger_error_lower_bound
+
+    task = TriggerTask(bos=False)
+    for eps in (0.0, 1e-4, 7e-4, 0.01):
+        assert ch03._substituted_floor(task, eps) == pytest.approx(trigger_error_lower_bound(task, eps), abs=1e-11)
+    assert ch03._substituted_floor(task, 0.0) == pytest.approx(0.3246, abs=1e-3)
+    assert ch03._substituted_floor(task, 10.0) == 0  # every A'_j used up: the floor is 0
+
+
 def fake_runs(task):
     """Made-up runs: the construction stands in for every trained ReLU head (c = 1, no BOS
     weight), with the visible-key scale for the relu_visible heads; a freshly initialised
@@ -210,6 +278,7 @@ def fake_runs(task):
         settings=SimpleNamespace(seeds=1, steps=100),
         results={
             ("softmax", False): [SimpleNamespace(seed=0, model=AttentionModel(task.d_model, attention="softmax"))],
+            ("softmax", True): [SimpleNamespace(seed=0, model=AttentionModel(task.d_model, attention="softmax"))],
             ("relu_visible", False): [SimpleNamespace(seed=0, model=visible)],
         },
         figure_attn={("softmax", False): soft, ("relu_visible", False): relu},
@@ -256,6 +325,17 @@ def test_chapter_3_measures_read_made_up_runs():
     assert m["nb_pos0_gap"] == pytest.approx(0.0012, abs=1e-4)
     assert m["key_spread_j"] < 1e-5 and m["key_spread_rel"] < 1e-5  # the construction: 1/j on every key
     assert m["key_spread_share"] == "0.1%"  # a float32 spread of 10⁻⁷, rounded up
+    # the construction's trigger row: the trigger token supplies the whole trigger channel, BOS none
+    assert m["own_value"] == pytest.approx(1) and m["own_value_min"] == pytest.approx(1)
+    assert m["own_bos_gap"] < 1e-5 and m["content_trigger"] == 0 and m["_trigger_bos_min"] == 0
+    assert list(m["_own_entry"]) == [1.0]
+    values = ch03.table_value_maps(m).data
+    assert list(values["W_VO (trigger, trigger)"]) == [1.0]
+    # freshly initialised softmax heads spread the trigger row; both meet Proposition 6.1's hypotheses
+    assert m["nb_n_test"] == 2000 and m["_nb_self_positions"] == m["_nb_all_positions"] == list(range(2, 16))
+    assert m["nb_soft_other_max"] > 0.5 and m["nb_subst_gap"] < 1e-9
+    assert (m["pw_n_noise"], m["pw_heads"], m["pw_shape"], m["pw_a00_min"]) == (13, 2, True, 1.0)
+    assert 0 < m["pw_a11_min"] < 1
     report = claims.run_claims("ch3", "full", task, batch, visible_runs, relu_runs, nobos)
     failed = {r["id"] for r in report.rows if not r["holds"]}
     # the stand-ins are not the trained heads: no BOS term, no rescaling to gain from, scores at
@@ -266,5 +346,8 @@ def test_chapter_3_measures_read_made_up_runs():
         "trained-find-construction",
         "trained-near-floor",
         "trained-gamma-range",
+        "trained-own-value",
+        "trained-bos-makes-up",
+        "nobos-softmax-self-every-j",
         "ex-margins",
     }

@@ -1,8 +1,9 @@
 """Chapter 3's claims: a ReLU head solves the trigger task exactly with no sink, its scale must
 count the averaged tokens for the head to be exact, the ReLU heads of chapter 1 find the
-construction up to a rescaling and a term from BOS (fixed at each trigger position, barely
-moved by the content), and without BOS a ReLU head with the visible-key scale still
-solves the task while a softmax head, or a ReLU head with the paper's scale, cannot.
+construction up to a rescaling, a shorter value for the trigger token and a term from BOS that
+makes up the difference (fixed at each trigger position, barely moved by the content), and
+without BOS a ReLU head with the visible-key scale still solves the task while a softmax head,
+or a ReLU head with the paper's scale, cannot.
 
 :func:`measures` builds the construction (:func:`attnsink.construct.relu_solution`), runs it on
 the chapter's test batch, and reads the trained heads of :func:`attnsink.experiments.single_layer`
@@ -153,6 +154,7 @@ def _trained(task, batch, relu_runs) -> dict:
         "bos_share_max": float(max(shares)),
         "trained_off_max": max(off),
         **_bos_and_diagonal(relu_runs, batch, compare, positions),
+        **_trigger_channel(relu_runs, batch, compare, positions),
         "_anatomy": compare,
     }
 
@@ -188,6 +190,42 @@ def _bos_and_diagonal(relu_runs, batch, compare, positions) -> dict:
     }
 
 
+def _trigger_channel(relu_runs, batch, compare, positions) -> dict:
+    """Where the output's trigger channel at the trigger row comes from, per seed and trigger
+    position j, in units of the target's 1/j: γ times the value map's trigger entry (W_VO)_{1,1}
+    (the construction: 1), and j times the mean that the trigger token's own value, BOS's value and
+    the content tokens' values add there (the construction: 1, 0 and 0)."""
+    gamma = compare.set_index(["seed", "trigger j"])["j x weight on keys 1..j"]
+    rows = []
+    for r in relu_runs:
+        _, (attn,), (values,) = r.model(batch.x, return_values=True)
+        entry = (r.model.W_V[0, 0] @ r.model.W_O[0, 0])[1, 1].item()  # channel 1 is the trigger's
+        for j in positions:
+            at = batch.trigger_pos == j
+            w, v = attn[at][:, 0, j, : j + 1], values[at][:, 0, : j + 1, 1]  # weights and values' trigger channel
+            part = j * w * v  # (sequences, keys 0..j): what each key adds, times j
+            rows.append(
+                {
+                    "seed": r.seed,
+                    "entry": entry,
+                    "own value": gamma[r.seed, j] * entry,
+                    "own": part[:, j].mean().item(),
+                    "bos": part[:, 0].mean().item(),
+                    "content": part[:, 1:j].sum(1).mean().item(),
+                }
+            )
+    d = pd.DataFrame(rows)
+    return {
+        "own_value": float(d["own value"].mean()),
+        "own_value_min": float(d["own value"].min()),
+        "own_value_max": float(d["own value"].max()),
+        "own_bos_gap": float((d.own + d.bos - 1).abs().max()),
+        "content_trigger": float(d.content.abs().max()),
+        "_trigger_bos_min": float(d.bos.min()),
+        "_own_entry": d.groupby("seed")["entry"].first(),
+    }
+
+
 def _percent_up(share: float) -> str:
     """``share`` as a percentage with one decimal, rounded up: the text states it as an upper bound."""
     return f"{np.ceil(round(share * 1000, 9)) / 10:.1f}%"
@@ -204,6 +242,9 @@ def _no_bos(nobos) -> dict:
         for rule in ("softmax", "relu_visible")
     }
     bounds = [trigger_error_lower_bound(task, v) for v in soft.rel_err_nontrigger]
+    errors = [0.0, *soft.rel_err_nontrigger]  # exact non-trigger rows, and each head's measured error
+    subst = max(abs(_substituted_floor(task, v) - trigger_error_lower_bound(task, v)) for v in errors)
+    other = [_off_trigger_weight(r.model, test) for r in nobos.results["softmax", False]]
     j = FIGURE_TRIGGER_POS
     soft_map, relu_map = (nobos.figure_attn[rule, False] for rule in ("softmax", "relu_visible"))
     relu_row = relu_map[:, j, : j + 1]  # positions 0..7: the tokens the trigger averages
@@ -229,12 +270,17 @@ def _no_bos(nobos) -> dict:
         "nb_soft_stopped": int(soft.stopped_early.sum()),
         "nb_soft_nontrig": float(soft.rel_err_nontrigger.max()),
         "nb_bound_min": bound(min(bounds), "down"),
+        "nb_subst_gap": subst,
         "nb_bound_ok": bool((soft.rel_err_trigger.to_numpy() >= np.array(bounds)).all()),
         "nb_mse_floor": mse_lower_bound(task),
         "nb_soft_mse_min": float(soft.mse.min()),
         "nb_soft_vnorm": norms["softmax"],
         "nb_relu_vnorm": norms["relu_visible"],
         "nb_soft_self": float(soft_map[:, j, j].mean()),
+        "nb_n_test": len(test.x),
+        "nb_soft_other_max": max(other),
+        "_nb_self_positions": sorted(set(test.trigger_pos.tolist())),
+        "_nb_all_positions": list(range(2, L)),
         "nb_soft_uneven": max(even),
         "nb_soft_pos0_min": float(soft.bos_mass_nontrigger.min()),
         "nb_soft_pos0_max": float(soft.bos_mass_nontrigger.max()),
@@ -247,6 +293,46 @@ def _no_bos(nobos) -> dict:
         "nb_relu_row_spread": float(np.ptp(relu_row.mean(0).numpy()) / relu_row.mean().item()),
         "nb_relu_off_fig": float(relu_off.abs().max()),
         "_runs": runs,
+        **_positive_weights(nobos, task),
+    }
+
+
+def _substituted_floor(task, eps: float) -> float:
+    """Corollary 2.2's floor on the relative error at the trigger as the text writes it: with
+    e = (L-1) S eps, mean_j (A'_j - sqrt(j e))_+^2 / S, S the trigger target's mean squared length
+    (without BOS, E|y_j|^2 = (1 + j^2)/(j+1)^2 + m/(3(j+1)) given j)."""
+    L, m = task.seq_len, task.n_noise
+    j = np.arange(2, L, dtype=float)
+    a = np.sqrt((m - 1) * j / 3) / (j + 1)
+    s = float(np.mean((1 + j**2) / (j + 1) ** 2 + m / (3 * (j + 1))))
+    return float(np.mean(np.clip(a - np.sqrt(j * (L - 1) * s * eps), 0, None) ** 2) / s)
+
+
+def _off_trigger_weight(model, test) -> float:
+    """The largest total weight a head's trigger row puts off the trigger token, over ``test``."""
+    _, (attn,) = model(test.x)
+    rows = attn[:, 0][test.is_trigger]  # (sequences, keys): each sequence's trigger row
+    return rows.scatter(1, test.trigger_pos[:, None], 0.0).sum(1).max().item()
+
+
+def _positive_weights(nobos, task) -> dict:
+    """What Proposition 6.1 needs, on the chapter's softmax heads (with BOS and without): one causal
+    head, no residual stream (so values read the key token only), at least two noise coordinates,
+    and a_00 and a_11 positive on every one of 2000 test sequences."""
+    heads, shape, a00, a11 = 0, True, np.inf, np.inf
+    for bos in (True, False):
+        test = TriggerTask(bos=bos).sample(2000, generator=torch.Generator().manual_seed(3))
+        for r in nobos.results.get(("softmax", bos), []):
+            model, heads = r.model, heads + 1
+            shape &= model.n_layers == model.n_heads == 1 and model.causal and not model.residual
+            _, (attn,) = model(test.x)
+            a00, a11 = min(a00, attn[:, 0, 0, 0].min().item()), min(a11, attn[:, 0, 1, 1].min().item())
+    return {
+        "pw_n_noise": task.n_noise,
+        "pw_heads": heads,
+        "pw_shape": bool(shape),
+        "pw_a00_min": float(a00),
+        "pw_a11_min": float(a11),
     }
 
 
@@ -355,6 +441,21 @@ def _(m):
     n = len(m["vo_diagonal"] or [])
     holds = m["qk_entries"] == [(1, 1), (1, n - 1)] and m["vo_diagonal"] == [0.0] + [1.0] * (n - 1)
     return holds, f"W_QK non-zero at {m['qk_entries']}; W_VO diagonal {m['vo_diagonal'] is not None}"
+
+
+@CHAPTER.claim(
+    "positive-weights-hypotheses",
+    "Every softmax head this chapter reads meets the hypotheses of Proposition 6.1: the task has at least two "
+    "noise coordinates, and each head is one causal head with no residual stream whose a_00 and a_11 are "
+    "positive on every test sequence.",
+    profiles=BOTH,
+)
+def _(m):
+    holds = m["pw_n_noise"] >= 2 and m["pw_heads"] >= 1 and m["pw_shape"]
+    return holds and m["pw_a00_min"] > 0 and m["pw_a11_min"] > 0, (
+        f"m = {m['pw_n_noise']}; {m['pw_heads']} heads, one causal layer without residual: {m['pw_shape']}; "
+        f"smallest a_00 {m['pw_a00_min']:.2g}, a_11 {m['pw_a11_min']:.2g}"
+    )
 
 
 # ---- the scale ----
@@ -517,6 +618,31 @@ def _(m):
     )
 
 
+@CHAPTER.claim(
+    "trained-own-value",
+    "Times γ, the value map's trigger entry (W_VO)_{1,1} falls well short of the construction's 1 at every "
+    "seed and trigger position: between 0.5 and 0.9.",
+)
+def _(m):
+    return 0.5 < m["own_value_min"] and m["own_value_max"] < 0.9, (
+        f"γ × (W_VO)_11 from {m['own_value_min']:.3f} to {m['own_value_max']:.3f}, mean {m['own_value']:.3f}"
+    )
+
+
+@CHAPTER.claim(
+    "trained-bos-makes-up",
+    "BOS makes up what the trigger's own value leaves out: at every seed and trigger position j, j times the "
+    "trigger channel that the trigger token and BOS add at the trigger row lies within 0.01 of 1, BOS adding "
+    "over 0.2 of it; the content tokens add at most 0.02/j.",
+)
+def _(m):
+    holds = m["own_bos_gap"] < 0.01 and m["_trigger_bos_min"] > 0.2
+    return holds and m["content_trigger"] < 0.02, (
+        f"trigger token + BOS within {m['own_bos_gap']:.4f} of 1; BOS at least {m['_trigger_bos_min']:.3f}; "
+        f"content at most {m['content_trigger']:.3f}"
+    )
+
+
 # ---- without BOS ----
 
 
@@ -588,6 +714,29 @@ def _(m):
     return m["nb_soft_self"] > 0.99 and m["nb_soft_uneven"] < 0.15, (
         f"weight on the trigger token {m['nb_soft_self']:.3f}; rows within {m['nb_soft_uneven']:.0%} of even"
     )
+
+
+@CHAPTER.claim(
+    "nobos-softmax-self-every-j",
+    "At every trigger position j = 2..L-1, every softmax head trained without BOS puts its whole trigger row on "
+    "the trigger token: in every test sequence the other keys get less than 10⁻⁶ together.",
+)
+def _(m):
+    every_j = m["_nb_self_positions"] == m["_nb_all_positions"]
+    return every_j and m["nb_soft_other_max"] < 1e-6, (
+        f"read at j = {m['_nb_self_positions'][0]}..{m['_nb_self_positions'][-1]}; "
+        f"other keys at most {m['nb_soft_other_max']:.2g} together"
+    )
+
+
+@CHAPTER.claim(
+    "nobos-substitution",
+    "Corollary 2.2's floor written out with e = (L-1) S ε, mean_j (A'_j - sqrt(j (L-1) S ε))_+^2 / S, is the "
+    "floor the library computes: within 10⁻⁹ at ε = 0 and at each softmax head's measured error.",
+    profiles=BOTH,
+)
+def _(m):
+    return m["nb_subst_gap"] < 1e-9, f"largest gap {m['nb_subst_gap']:.2g}"
 
 
 @CHAPTER.claim(
@@ -764,16 +913,18 @@ def table_trigger_rows(m: dict):
 
 
 def table_value_maps(m: dict):
-    """Table 3.5: the value maps of chapter 1's ReLU heads on the noise channels, and BOS's value."""
+    """Table 3.5: the value maps of chapter 1's ReLU heads on the noise and trigger channels, and BOS's value."""
     columns = {
         "value map on noise (diagonal)": "W_VO on noise: mean diagonal",
         "value map on noise (off-diagonal)": "largest |off-diagonal|",
+        "trigger entry": "W_VO (trigger, trigger)",
         "BOS value norm": "|BOS value|",
     }
+    maps = m["_anatomy"].drop_duplicates("seed").assign(**{"trigger entry": lambda d: d.seed.map(m["_own_entry"])})
     return table(
-        m["_anatomy"][["seed", *columns]].drop_duplicates("seed").rename(columns=columns),
-        "Table 3.5. The same heads' value maps on the noise channels (the construction: diagonal 1, "
-        "off-diagonal 0) and the length of BOS's value.",
+        maps[["seed", *columns]].rename(columns=columns),
+        "Table 3.5. The same heads' value maps: on the noise channels (the construction: diagonal 1, "
+        "off-diagonal 0), on the trigger channel (the construction: 1), and the length of BOS's value.",
         index=False,
     )
 
