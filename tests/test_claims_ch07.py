@@ -19,12 +19,23 @@ GOOD = {  # the full runs' measures, rounded
     "below_best": 0.01,
     "copy_min": 0.992,
     "gap_abs": 7.7e-4,
-    "n_worse": 18,
-    "n_pairs": 20,
-    "n_worse_rule_min": 4,
-    "n_paired_seeds": 5,
-    "paired_abs": 0.0015,
-    "soft_seed_span": 0.0020,
+    "relu_n_above": 5,
+    "sink_logit_n_above": 5,
+    "sigmoid_n_above": 4,
+    "softmax1_n_above": 4,
+    "sign_p": 0.0625,
+    "sign_p_text": "1/16",
+    "sign_p_high": 0.375,
+    "sign_p_high_text": "3/8",
+    "paired_mean_min": 1.5e-4,
+    "paired_mean_max": 7.7e-4,
+    "paired_min": -5.2e-5,
+    "paired_max": 0.0014,
+    "n_soft_per_model": 4,
+    "nb_rest_look_n": 8,
+    "nb_rest_look_previous_min": 0.047,
+    "nb_rest_look_previous_max": 0.068,
+    "nb_even_trigger": 0.073,
     "nobos_every_first_max": 0.21,
     "relu_l1_row": 6.4e-4,
     "sigmoid_l1_row": 0.37,
@@ -188,7 +199,11 @@ BREAKS = {  # claim -> a change of the measures that makes it false
     "learns-closely": {"excess_seed_max": 0.021},
     "never-below-best": {"below_best": -0.001},
     "rule-barely-matters": {"gap_abs": 0.002},
-    "softmax-ahead-by-seed": {"n_worse": 10},
+    "paired-signs": {"sigmoid_n_above": 5},
+    "paired-sign-test": {"sign_p": 0.03125},
+    "paired-small": {"paired_mean_max": 0.0011},
+    "soft-head-count": {"n_soft": 19},
+    "no-bos-rest-no-look": {"nb_rest_look_previous_max": 0.08},
     "softmax-parks": {"soft_first_min": 0.989},
     "softmax-leans": {"soft_first_min": 0.1},
     "two-kinds": {"stay_trigger_min": 0.5},
@@ -205,7 +220,6 @@ BREAKS = {  # claim -> a change of the measures that makes it false
     "no-bos-no-head-parks": {"nobos_every_first_max": 0.35},
     "no-bos-first-pull": {"top_first_max": 0.45},
     "no-bos-top-keys": {"top_self_max": 0.06},
-    "paired-within-seed-span": {"paired_abs": 0.0021},
     "second-layer-not-off": {"relu_l1_row_seed_max": 0.05},
     "no-bos-rows-spread": {"where_largest_max": 0.6},
     "no-bos-single-rows": {"where_row_top": 0.8},
@@ -271,8 +285,23 @@ MORE_BREAKS = [  # the other branches of the claims that check several numbers
     ("no-bos-learns", {"nobos_soft_excess": 0.05}),
     ("no-bos-as-well", {"nobos_soft_excess": 0.0090}),
     ("no-bos-as-well", {"nobos_soft_copy": 0.997}),
-    ("paired-within-seed-span", {"n_worse_rule_min": 3}),
-    ("paired-within-seed-span", {"n_paired_seeds": 0, "n_worse_rule_min": 0}),
+    ("paired-signs", {"relu_n_above": 4}),
+    ("paired-signs", {"sink_logit_n_above": 4}),
+    ("paired-signs", {"softmax1_n_above": 5}),
+    ("paired-signs", {"sigmoid_n_above": 3}),
+    ("paired-signs", {"n_seeds": 6}),
+    ("paired-sign-test", {"sign_p_high": 0.5}),
+    ("paired-sign-test", {"n_seeds": 4}),  # 5 of 5 is not the least p four seeds allow (1/8)
+    ("paired-sign-test", {"n_seeds": 6, "sign_p": 1 / 32, "sign_p_high": 7 / 32}),  # would pass 5%
+    ("paired-small", {"paired_mean_min": -1e-5}),
+    ("paired-small", {"paired_min": 1e-5}),
+    ("paired-small", {"paired_max": 0.0016}),
+    ("soft-head-count", {"n_soft_per_model": 3}),
+    ("soft-head-count", {"n_soft": 0, "n_soft_per_model": 0}),
+    ("no-bos-rest-no-look", {"nb_rest_look_n": 7}),
+    ("no-bos-rest-no-look", {"nb_n_rest": 0, "nb_rest_look_n": 0}),
+    ("no-bos-rest-no-look", {"nb_even_trigger": 0.06}),
+    ("no-bos-rest-no-look", {"nb_look_previous_min": 0.6}),
     ("second-layer-not-off", {"sink_logit_l1_row": 0.1}),
     ("second-layer-not-off", {"sink_logit_l1_row_seed_min": 0.005}),
     ("second-layer-not-off", {"sigmoid_l1_n_off": 0}),
@@ -309,6 +338,7 @@ MORE_BREAKS = [  # the other branches of the claims that check several numbers
     ("off-rules-parked-first", {"off_peak": 0.95}),
     ("course-two-paces", {"course_stay_reach_min": 2500}),
     ("course-two-paces", {"course_stay_end_min": 0.95}),
+    ("course-two-paces", {"course_stay_end_min": 0.9985}),  # the text prints "at least 0.999"
     ("course-two-paces", {"course_n_stay": 0}),
     ("only-relu-second-layer", {"relu_l1_n_busy": 5}),
     ("only-relu-second-layer", {"relu_l1_n_busy": 0}),
@@ -347,6 +377,7 @@ def test_the_claims_declared_for_quick_are_the_loose_ones():
         "second-layer-idle",
         "tolerance-over-noise",
         "control-can-fail",
+        "soft-head-count",
     }
 
 
@@ -433,7 +464,7 @@ def test_chapter_7_measures_read_the_runs(fake, measured):
     soft = [r for r in fake.runs if r["attention"] == "softmax" and r["bos"]][0]
     assert m["soft_first_min"] == pytest.approx(min(soft["first_ordinary"][0]))
     assert m["best_loss"] == pytest.approx(soft["best_loss"])
-    assert m["n_pairs"] == len(BACKCOPY_RULES) - 1  # one seed: one pair per other rule
+    assert m["n_soft_per_model"] == 2 and m["n_soft"] == m["n_soft_per_model"] * m["n_seeds"]
     assert m["even"] == pytest.approx(np.mean([1 / (i + 1) for i in range(1, 47)]))
     # the positional test: the softmax models, fed both languages
     p = m["_positional"]
@@ -448,21 +479,16 @@ def test_chapter_7_measures_read_the_runs(fake, measured):
     # where the heads look: read on the sequences backcopy_metrics reads, so one number for both
     assert m["where_first_max"] == pytest.approx(m["nobos_first_max"], abs=1e-5)
     assert m["nobos_first_max"] <= m["nobos_first_at_most"] and m["nobos_first_max"] <= m["nobos_every_first_max"]
-    assert m["n_paired_seeds"] == 1 and 0 <= m["n_worse_rule_min"] <= 1  # one seed: one pair per rule
-    assert (
-        m["paired_abs"]
-        >= float(
-            m["_runs"]
-            .query("bos")
-            .groupby("attention")["loss"]
-            .mean()
-            .sub(m["_runs"].query("bos and attention == 'softmax'")["loss"].iloc[0])
-            .abs()
-            .max()
-        )
-        - 1e-12
-    )
-    assert m["look_n"] == m["n_leave"] and m["nb_look_n"] == m["nb_n_copy"]
+    # one seed: one pair per rule, its difference the mean and the range; a sign test of one pair: p = 1
+    bos = m["_runs"].query("bos").set_index("attention")["loss"]
+    diffs = bos.drop("softmax") - bos["softmax"]
+    assert m["paired_min"] == pytest.approx(diffs.min()) == pytest.approx(m["paired_mean_min"])
+    assert m["paired_max"] == pytest.approx(diffs.max()) == pytest.approx(m["paired_mean_max"])
+    assert {m[f"{rule}_n_above"] for rule in diffs.index} <= {0, 1} and m["sign_p"] == 1 == m["sign_p_high"]
+    assert sum(m[f"{rule}_n_above"] for rule in diffs.index) == int((diffs > 0).sum())
+    assert m["look_n"] == m["n_leave"] and m["nb_look_n"] == m["nb_n_copy"] and m["nb_rest_look_n"] == m["nb_n_rest"]
+    # an even spread at triggers: the mean of 1 / (i + 1) over trigger queries i, between 1/47 and 1/2
+    assert 1 / 47 <= m["nb_even_trigger"] <= 1 / 2
     assert m["where_largest_min"] <= m["where_largest_max"] <= m["where_row_top"] <= 1
     # token by token: every first token of the language without BOS, each mean inside the range
     assert m["pos_n_tokens"] == len(
@@ -570,3 +596,42 @@ def test_chapter_7_paces_sort_the_softmax_heads_by_the_chapters_rule():
     assert (p["course_sat_up_min"], p["course_sat_up_max"]) == (1050, 1050)
     none = ch07._paces(courses, heads.assign(first_trigger=1.0))  # no head copies: no level to sit at
     assert none["course_n_sat"] == 0 and none["course_n_stay"] == 3 and np.isnan(none["course_copy_level"])
+
+
+def test_the_sign_test_is_exact_and_two_sided():
+    from fractions import Fraction
+
+    assert ch07.sign_test(5, 5) == Fraction(1, 16) == ch07.sign_test(0, 5)
+    assert ch07.sign_test(4, 5) == Fraction(3, 8) == ch07.sign_test(1, 5)
+    assert ch07.sign_test(3, 5) == 1 and ch07.sign_test(0, 0) == 1  # capped at 1; no pair, no evidence
+    assert ch07.sign_test(6, 6) == Fraction(1, 32)
+    with pytest.raises(ValueError, match="between 0 and n"):
+        ch07.sign_test(6, 5)
+
+
+def test_paired_differences_count_each_rule_from_the_same_seed():
+    """Five seeds: relu above softmax in every seed, sigmoid in four, sink_logit tied in one
+    (a tie counts for neither side: 4 of 4)."""
+    import pandas as pd
+
+    soft = np.array([1.0, 2.0, 3.0, 4.0, 5.0])
+    losses = {
+        "softmax": soft,
+        "relu": soft + 0.001,
+        "sigmoid": soft + np.array([0.002, 0.002, 0.002, 0.002, -0.001]),
+        "sink_logit": soft + np.array([0.0, 0.001, 0.001, 0.001, 0.001]),
+    }
+    bos = pd.DataFrame([{"seed": i, "attention": a, "loss": v[i]} for a, v in losses.items() for i in range(5)])
+    p = ch07._paired(bos)
+    assert (p["relu_n_above"], p["sigmoid_n_above"], p["sink_logit_n_above"]) == (5, 4, 4)
+    assert (p["sign_p"], p["sign_p_text"]) == (0.0625, "1/16") and (p["sign_p_high"], p["sign_p_high_text"]) == (
+        0.375,
+        "3/8",
+    )
+    assert p["paired_mean_min"] == pytest.approx(0.0008) and p["paired_mean_max"] == pytest.approx(0.0014)
+    assert p["paired_min"] == pytest.approx(-0.001) and p["paired_max"] == pytest.approx(0.002)
+    even = bos[bos["attention"].isin(["softmax", "relu"])].assign(  # relu above in 3 seeds: p = 1, printed "1"
+        loss=lambda f: np.where((f["attention"] == "relu") & (f["seed"] < 2), f["loss"] - 0.002, f["loss"])
+    )
+    q = ch07._paired(even)
+    assert (q["relu_n_above"], q["sign_p"], q["sign_p_text"]) == (3, 1.0, "1")
