@@ -144,7 +144,6 @@ GOOD = {
     "deep_stride_hi": 13,
     "deep_every_step": 0,
     "deep_lead_min": 60,
-    "_deep_lead_over_stride": True,
     "deep_relu_hist_bos": 0.0102,
     "_blocks_relu_next_bos": 8.54e-4,
     "_blocks_relu_next_block": "mlp",
@@ -153,7 +152,34 @@ GOOD = {
     "_sweep_missed_rel": 1.341e-4,
     "sweep_stopped_rel": 2.7e-5,
     "_sweep_stopped_rel": 2.626e-5,
-    "ln_rel_x": 168.7,
+    "_ln_rel_x": 0.004009 / 2.377e-5,
+    "ln_rel_x": 160.0,
+    "_deep_residual": True,
+    "_blocks_residual": True,
+    "_sweep_residual": False,
+    "_deep_layers": [2, 4],
+    "_sweep_layers": [1],
+    "noise_narrow": 5,
+    "noise_wide": 61,
+    "lr_top_missed": 9,
+    "wide_relu_runs": 5,
+    "wide_relu_missed": 5,
+    "_missed_elsewhere": 0,
+    "_missed_linf_min": 0.01279,
+    "lr_top_linf_lo": 0.01279,
+    "lr_top_linf_hi": 0.0226,
+    "wide_relu_linf_lo": 0.01868,
+    "wide_relu_linf_hi": 0.0353,
+    "met_linf_over": 102,
+    "_ex2_parked_n": 57,
+    "_ex2_parked_reached": 57,
+    "ex2_diffuse_n": 43,
+    "ex2_diffuse_reached": 25,
+    "ex2_diffuse_untouched": 18,
+    "ex2_diffuse_fixed": 13,
+    "blocks_relu_top_ratio": 7e-4,
+    "_blocks_relu_top_ratio": 6.93e-4,
+    "_blocks_relu_top_trig_bos": 0.0,
 }
 
 BREAKS = {
@@ -200,6 +226,12 @@ BREAKS = {
     "timing-resolution": {"timing_coarse_lo": 0.35},
     "deep-sink-timing": {"deep_timing_before100": 9},
     "relu-never-parks": {"deep_relu_sink_runs": 1},
+    "two-tasks": {"_sweep_residual": True},
+    "width-adds-noise": {"noise_wide": 64},
+    "missed-runs-above-criterion": {"_missed_linf_min": 0.004, "lr_top_linf_lo": 0.004},
+    "met-runs-test-error": {"met_linf_over": 50},
+    "relu-top-adds-little": {"_blocks_relu_top_ratio": 2e-3, "blocks_relu_top_ratio": 2e-3},
+    "cap-reaches-diffuse": {"ex2_diffuse_reached": 43, "ex2_diffuse_untouched": 0},
 }
 
 
@@ -236,7 +268,36 @@ def test_every_further_branch_of_a_claim_breaks_when_its_number_moves():
     """Each condition a claim adds beyond its first break fails on its own."""
     branches = {
         "relu-all-but-one": [{"n_relu_off": 99}, {"blocks_relu_off": 59}],
-        "ln-fits-on-average": [{"ln_rel_x": 90}],
+        "ln-fits-on-average": [
+            {"ln_rel_x": 170.0},  # the printed multiple above the measured one
+            {"_ln_rel_x": 150.0},  # a ratio not of the largest errors
+            {"_deep_rel_err": 5e-5, "_ln_rel_x": 0.004009 / 5e-5, "ln_rel_x": 80.0},  # under a hundred
+        ],
+        "two-tasks": [
+            {"_deep_residual": False},
+            {"_blocks_residual": False},
+            {"_deep_layers": [2]},
+            {"_sweep_layers": [1, 2]},
+        ],
+        "width-adds-noise": [{"noise_narrow": 8}, {"width_narrow": 4, "noise_narrow": 1}],
+        "missed-runs-above-criterion": [
+            {"_missed_elsewhere": 1},
+            {"lr_top_missed": 8},
+            {"wide_relu_missed": 4},
+            {"wide_relu_runs": 6, "wide_relu_missed": 6},
+            {"wide_relu_linf_lo": 0.012},
+            {"_missed_linf_min": 0.005, "lr_top_linf_lo": 0.005},
+        ],
+        "met-runs-test-error": [{"met_linf_over": 53}],
+        "relu-top-adds-little": [{"blocks_relu_top_ratio": 6.9e-4}, {"_blocks_relu_top_trig_bos": 0.01}],
+        "cap-reaches-diffuse": [
+            {"_ex2_parked_reached": 56},
+            {"ex2_diffuse_reached": 0, "ex2_diffuse_untouched": 43},
+            {"ex2_diffuse_n": 42},
+            {"ex2_diffuse_untouched": 17},
+            {"ex2_diffuse_fixed": 0},
+            {"ex2_diffuse_fixed": 19},
+        ],
         "figure-4x4-mix": [{"_fig_big_parks": 0}, {"_fig_big_spread": 0}],
         "next-relu-head": [{"_blocks_relu_next_bos": 5e-4}, {"blocks_relu_next": 0.002}],
         "missed-runs-fit": [
@@ -247,7 +308,6 @@ def test_every_further_branch_of_a_claim_breaks_when_its_number_moves():
         "deep-timing-strides": [
             {"deep_stride_hi": 12},
             {"deep_lead_min": 40},
-            {"_deep_lead_over_stride": False},
         ],
         "lr-too-large": [{"_lr_top": 3e-3}],
     }
@@ -334,7 +394,7 @@ def _deep():
         runs=runs,
         heads=lambda: frame,
         figure_attn=attn,
-        task=SimpleNamespace(seq_len=10),
+        task=SimpleNamespace(seq_len=10, residual=True),
         results=results,
     )
 
@@ -378,11 +438,13 @@ def _extra():
                             "attention": rule,
                             "attn_mass_nontrigger": 1.0 if rule == "softmax" else (0.0995 if top else 1e-4),
                             "bos_mass_nontrigger": 0.999 if rule == "softmax" else (0.099 if top else 0.0),
+                            "bos_value_ratio": 5e-4 if top else 0.2,
+                            "trigger_bos_weight": 0.0,
                             "kind": "sink" if rule == "softmax" else "off",
                         }
                     )
     frame = pd.DataFrame(heads)
-    return SimpleNamespace(settings=SETTINGS, runs=runs, heads=lambda: frame)
+    return SimpleNamespace(settings=SETTINGS, runs=runs, heads=lambda: frame, task=SimpleNamespace(residual=True))
 
 
 def _sweep():
@@ -449,11 +511,21 @@ def test_chapter_5_measures_read_made_up_runs():
     assert m["timing_median_lo"] == m["timing_median"] == m["timing_median_hi"] and m["timing_coarse"] == 0
     # the histories keep every step: stride 1, and the sink leads the tenfold drop by 2 steps
     assert (m["deep_stride_lo"], m["deep_stride_hi"], m["deep_every_step"], m["deep_lead_min"]) == (1, 1, 4, 2)
-    assert m["_deep_lead_over_stride"] and m["deep_relu_hist_bos"] == 0.0 and m["_deep_top_sink"]
+    assert m["deep_relu_hist_bos"] == 0.0 and m["_deep_top_sink"]
     # the made-up 4 × 4 grid parks every head; every blocks model has a sink
     assert (m["_fig_big_parks"], m["_fig_big_spread"]) == (16, 0) and m["_blocks_soft_no_sink"] == 0
     assert m["_sweep_missed_rel"] == 1e-4 and m["_sweep_stopped_rel"] == 1e-5
-    assert m["ln_rel_x"] == pytest.approx(0.003 / 1e-5)
+    assert m["_ln_rel_x"] == pytest.approx(0.003 / 1e-5) and m["ln_rel_x"] == 300.0
+    # the tasks: residual for the deeper models and blocks, plain for the one-layer sweeps
+    assert m["_deep_residual"] and m["_blocks_residual"] and not m["_sweep_residual"]
+    assert m["_deep_layers"] == [2, 4] and m["_sweep_layers"] == [1]
+    assert (m["noise_narrow"], m["noise_wide"]) == (13, 61)  # widths 16 and 64
+    # the missed runs: both rules at the top rate, ReLU at the widest; every run that met it fits the test to 0.004
+    assert (m["lr_top_missed"], m["wide_relu_missed"], m["_missed_elsewhere"]) == (4, 2, 0)
+    assert m["_missed_linf_min"] == m["lr_top_linf_lo"] == m["wide_relu_linf_hi"] == 0.02 and m["met_linf_over"] == 0
+    # the ReLU head near the threshold: its BOS value and its trigger row; no models to cap, so no head reached
+    assert m["_blocks_relu_top_ratio"] == 5e-4 and m["_blocks_relu_top_trig_bos"] == 0.0
+    assert (m["ex2_diffuse_n"], m["ex2_diffuse_reached"], m["_ex2_parked_n"]) == (0, 0, 0)
     report = claims.run_claims("ch5", "quick", _deep(), _extra(), _sweep())
     held = {r["id"] for r in report.rows if r["holds"]}
     assert {"deep-softmax-sinks", "relu-heads-off", "ln-does-not-stop", "sweep-sinks", "sink-before-loss"} <= held
@@ -482,3 +554,61 @@ def test_table_5_5_takes_each_rule_s_worst_seed_and_table_5_6_gives_each_point()
 
 def test_the_ratio_s_bounds_widen_with_the_stride():
     assert list(ch05._stride([2_000, 2_001, 50_000])) == [1, 2, 25]
+
+
+def test_bos_over_half_marks_the_heads_whose_rows_the_cap_changes():
+    """A head is reached when some row from 1 on, of some sequence, puts more than half on BOS;
+    BOS's own row (which sees only BOS) and a weight of exactly one half do not count."""
+    a = np.zeros((2, 3, 4, 4))
+    a[:, :, 0, 0] = 1.0  # BOS's own row, every head
+    a[1, 0, 2, 0] = 0.6  # head 0: one row of one sequence over half
+    a[:, 1, 1:, 0] = 0.5  # head 1: exactly half everywhere
+    b = np.zeros((2, 3, 4, 4))
+    b[0, 2, 3, 0] = 0.51  # second layer, head 2
+    over = ch05.bos_over_half([a, b])
+    assert over.shape == (2, 3)
+    assert over.tolist() == [[True, False, False], [False, False, True]]
+
+
+def test_cap_reach_counts_the_parking_and_diffuse_heads_reached():
+    heads = pd.DataFrame(
+        {
+            "attention": ["softmax"] * 5 + ["relu"],
+            "n_layers": [4] * 6,
+            "seed": [0] * 6,
+            "layer": [0, 0, 1, 2, 3, 0],
+            "head": [0, 1, 0, 0, 0, 2],
+            "kind": ["diffuse", "sink", "diffuse", "dormant", "diffuse", "off"],
+        }
+    )
+    reach = heads[["n_layers", "seed", "layer", "head"]].assign(reached=[False, True, False, True, True, True])
+    got = ch05.cap_reach(heads, reach)
+    assert (got["_ex2_parked_n"], got["_ex2_parked_reached"]) == (2, 2)  # the ReLU head is not counted
+    assert (got["ex2_diffuse_n"], got["ex2_diffuse_reached"], got["ex2_diffuse_untouched"]) == (3, 1, 2)
+    assert got["ex2_diffuse_fixed"] == 1  # of the two unreached, one in the first layer
+    empty = ch05.cap_reach(heads, pd.DataFrame(columns=["n_layers", "seed", "layer", "head", "reached"]))
+    assert (empty["ex2_diffuse_n"], empty["ex2_diffuse_reached"], empty["_ex2_parked_n"]) == (0, 0, 0)
+    # the claim on them: it holds when some but not all diffuse heads are reached, every parking head is
+    m = {**GOOD, **got, "soft_heads": 5, "big_diffuse": 3}
+    by_id = {c.id: c for c in ch05.CHAPTER.claims}
+    assert by_id["cap-reaches-diffuse"].run(m)[0]
+    assert not by_id["cap-reaches-diffuse"].run({**m, "_ex2_parked_reached": 1})[0]
+
+
+def test_the_missed_runs_are_found_where_they_miss():
+    runs = pd.DataFrame(
+        {
+            "swept": ["lr", "lr", "d_model", "d_model", "seq_len", "seq_len"],
+            "lr": [1e-2, 1e-2, 1e-3, 1e-3, 1e-3, 1e-3],
+            "d_model": [16, 16, 64, 64, 16, 16],
+            "attention": ["softmax", "relu", "relu", "softmax", "relu", "softmax"],
+            "stopped_early": [False, True, False, True, False, True],
+            "linf": [0.02, 0.004, 0.03, 0.006, 0.01, 0.007],
+        }
+    )
+    got = ch05._missed(runs, 1e-2, 64)
+    assert (got["lr_top_missed"], got["wide_relu_missed"], got["_missed_elsewhere"]) == (1, 1, 1)
+    assert got["_missed_linf_min"] == 0.01 and (got["lr_top_linf_lo"], got["wide_relu_linf_hi"]) == (0.02, 0.03)
+    assert got["met_linf_over"] == 2  # 0.006 and 0.007 above 0.005; 0.004 not
+    none = ch05._missed(runs.assign(stopped_early=True), 1e-2, 64)
+    assert none["lr_top_missed"] == 0 and np.isnan(none["_missed_linf_min"]) and none["met_linf_over"] == 5
