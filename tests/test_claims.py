@@ -7,8 +7,14 @@ import pytest
 import torch
 
 from attnsink import claims
-from attnsink.claims import base, ch01
+from attnsink.claims import base, bounds, ch01
 from attnsink.prose import readable
+
+
+@pytest.fixture(autouse=True)
+def _no_results_cache(monkeypatch):
+    """Chapter 1's measures keep what they compute in the results cache: not the user's."""
+    monkeypatch.setenv("ATTNSINK_CACHE_DIR", "")
 
 
 def toy_chapter():
@@ -267,15 +273,44 @@ def test_every_chapter_1_claim_holds_on_good_measures_and_fails_when_its_number_
             assert c.id != "trigger-row-averages" or others == []
 
 
-def test_chapter_1_bounds_round_to_the_safe_side():
-    assert (ch01._down(0.99744), ch01._up(0.99744)) == (0.997, 0.998)
-    assert (ch01._up(0.0017656), ch01._down(0.0017656)) == (0.0018, 0.0017)
-    assert ch01._up(2.0571e-5) == 2.1e-5 and ch01._up(0.0018) == 0.0018  # exact stays exact
-    assert ch01._down(0.99908) == 0.999 and ch01._up(0.0) == 0.0
-    for x in (0.99744, 0.0017656, 1.348, 0.0459):
-        assert ch01._down(x) <= x <= ch01._up(x)
-        for bound in (ch01._down(x), ch01._up(x)):  # the text prints the bound as it is
-            assert float(readable(bound)) == bound
+def test_chapter_1_glues_the_bounds_it_states_on_their_safe_side():
+    """Chapter 1's measures are as measured: its text states each bound after a bound word,
+    so gluing rounds it toward its safe side (attnsink.claims.bounds)."""
+    sides = bounds.stated_bounds(bounds.chapter_markdown("ch1"))
+    lower = {"soft_min_bos", "soft_min_bos_row", "ex1_bos_rest", "ex2_parked", "ex3_soft_rest", "ex3_relu_trigger"}
+    upper = {"soft_max_value_ratio", "plain_gap", "max_rel_err", "trigger_key_gap", "relu_history_max_bos"}
+    upper |= {"relu_first_bos", "ex1_key_gap", "ex1_row_gap", "ex1_bos_trigger", "ex2_soft_out", "ex2_flagless_bos"}
+    upper |= {"ex2_flagless_relu", "ex3_soft_trigger", "ex3_relu_trigger_max"}
+    lower |= {"relu_bos_share_min", "relu_value_ratio_min", "init_value_ratio_min", "trained_value_min"}
+    upper |= {"relu_bos_share_max", "relu_value_ratio_max", "init_value_max", "bos_shrink_max", "init_rel_err_rest"}
+    assert {name: sides.get(name) for name in lower} == dict.fromkeys(lower, "lower")
+    assert {name: sides.get(name) for name in upper} == dict.fromkeys(upper, "upper")
+    assert bounds.glued_text(0.99744, "lower") == "0.997" and bounds.glued_text(0.99744, "upper") == "0.998"
+    assert bounds.glued_text(0.0017656, "upper") == "0.0018" and bounds.glued_text(0.0017656, "lower") == "0.0017"
+    assert bounds.glued_text(2.0571e-5, "upper") == "2.1 × 10⁻⁵" and bounds.glued_text(0.0018, "upper") == "0.0018"
+    measured = dict.fromkeys(lower, 0.99744) | dict.fromkeys(upper, 0.0017656)
+    assert bounds.wrong_side(measured, sides) == []
+    # a bound glued as a string with its unit is not rounded when glued: the measures round it
+    bos = {"c": [1.2, 1.5], "exact": [0.0], "noise": [0.0381, 0.0212], "at_2": [0.6], "gap_2": [0.0], "share": [0.3]}
+    assert sides["relu_bos_c_noise"] == "upper" and ch01._relu_bos_measures(bos)["relu_bos_c_noise"] == "3.9%"
+
+
+def test_chapter_1_keeps_what_it_measures_on_its_models_in_the_results_cache(tmp_path, monkeypatch):
+    monkeypatch.setenv("ATTNSINK_CACHE_DIR", str(tmp_path))
+    result = fake_single_layer()
+    first = ch01.measures(result)
+    assert len(list(tmp_path.glob("*.pt"))) == 1  # head_measures, memoized
+
+    def boom(*args):
+        raise AssertionError("recomputed")
+
+    monkeypatch.setattr(ch01, "_moved", boom)  # read from the cache: never called
+    again = ch01.measures(result)
+    for name in ("soft_min_bos_row", "ex1_key_gap", "ex2_parked", "ex3_scale_only", "init_value_max", "zero_loss"):
+        assert again[name] == first[name]
+    with pytest.raises(AssertionError, match="recomputed"):
+        monkeypatch.setenv("ATTNSINK_CACHE_DIR", "")  # no cache: computed again
+        ch01.measures(result)
 
 
 def fake_single_layer(n=2, L=16):

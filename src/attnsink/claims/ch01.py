@@ -1,45 +1,30 @@
 """Chapter 1's claims: a softmax head parks on BOS, a ReLU head switches off, on the paper's
-one-layer task (:func:`attnsink.experiments.single_layer`)."""
+one-layer task (:func:`attnsink.experiments.single_layer`).
+
+What the chapter measures by running its models on test sequences (:func:`head_measures`,
+about a hundred evaluations) is kept in the results cache, keyed by the code it computes from
+(:func:`attnsink.cache.memoized`), so a build with a warm cache, or with the analysis in the
+store, reads it instead of recomputing it. The numbers are measured as they are: the text
+rounds each bound it states toward its safe side when it glues it (:mod:`attnsink.claims.bounds`).
+"""
 
 from __future__ import annotations
-
-import math
 
 import numpy as np
 import pandas as pd
 import torch
 
+from ..cache import memoized
 from ..metrics import EVAL_SEED, evaluate, sink_timing
 from ..model import AttentionModel
 from ..profiles import FIGURE_TRIGGER_POS
-from ..prose import bound
+from ..prose import bound, readable
 from ..task import TriggerTask
 from .base import Chapter
 
 CHAPTER = Chapter("ch1")
 BOTH = ("quick", "full")
 MOVED = (2, 4, 11, 15)  # exercise 1.1's trigger positions
-
-
-def _bound(x: float, up: bool) -> float:
-    """``x`` rounded away from the truth's side, at the precision the text prints it
-    (:func:`attnsink.prose.readable`): up for "at most", down for "at least"."""
-    if x == 0 or not math.isfinite(x):
-        return x
-    exponent = math.floor(math.log10(abs(x)))
-    sig = 2
-    while sig < 6 and round(abs(x), sig - 1 - exponent) >= 10 ** (exponent + 1):
-        sig += 1
-    scale = 10.0 ** (sig - 1 - exponent)
-    return (math.ceil if up else math.floor)(round(x * scale, 9)) / scale
-
-
-def _up(x: float) -> float:
-    return _bound(float(x), up=True)
-
-
-def _down(x: float) -> float:
-    return _bound(float(x), up=False)
 
 
 def _relu_trigger_bos(models) -> dict:
@@ -70,92 +55,153 @@ def _relu_trigger_bos(models) -> dict:
 
 def _relu_bos_measures(bos: dict) -> dict:
     """What the text quotes of :func:`_relu_trigger_bos`: the ranges of measured values as
-    measured (strings at the precision printed; a range, not a bound), the rest for the checks."""
+    measured (strings at the precision printed; a range, not a bound), the rest for the checks.
+    The noise is a string with its unit ('3.9%'), an upper bound: rounded up here, since the
+    text's automatic rounding leaves strings as they are."""
     return {
         "relu_bos_c_min": f"{min(bos['c']):.3g}",
         "relu_bos_c_max": f"{max(bos['c']):.3g}",
         "_relu_bos_c": (min(bos["c"]), max(bos["c"])),
         "_relu_bos_exact": max(bos["exact"]),
-        "relu_bos_c_noise": f"{100 * _up(max(bos['noise'])):.2g}%",  # an upper bound
+        "relu_bos_c_noise": f"{100 * bound(max(bos['noise']), 'up'):.2g}%",
         "_relu_bos_c_noise": max(bos["noise"]),
         "relu_bos_at_2_min": f"{min(bos['at_2']):.2g}",
         "relu_bos_at_2_max": f"{max(bos['at_2']):.2g}",
         "_relu_bos_gap_2": max(bos["gap_2"]),
+        "relu_bos_share_min": min(bos["share"]),
+        "relu_bos_share_max": max(bos["share"]),
     }
 
 
-def _rows(result, j: int) -> tuple[list, list, list]:
-    """Per head, on the test sequences: each softmax head's smallest BOS weight in any single
-    non-trigger row, and its largest gap between a key's mean weight and 1/j with the trigger
-    at ``j``; each ReLU head's largest total weight in any single non-trigger row."""
+def _rows(soft: list, relu: list, j: int) -> dict:
+    """On the test sequences: each softmax head's smallest BOS weight in any single non-trigger
+    row, and its largest gap between a key's mean weight and 1/j with the trigger at ``j``;
+    each ReLU head's largest total weight in any single non-trigger row. The extremes over
+    heads."""
     task, row_min, key_gap, relu_row_max = TriggerTask(), [], [], []
-    for r in result.results["softmax"]:
-        ev = evaluate(r.model, task)
+    for model in soft:
+        ev = evaluate(model, task)
         row_min.append(ev.attn[0][:, 0, :, 0][ev.batch.is_nontrigger].min().item())
-        keys = evaluate(r.model, task, trigger_pos=j).attn[0][:, 0, j, 1 : j + 1]  # (sequences, keys)
+        keys = evaluate(model, task, trigger_pos=j).attn[0][:, 0, j, 1 : j + 1]  # (sequences, keys)
         key_gap.append((keys.mean(dim=0) - 1 / j).abs().max().item())
-    for r in result.results["relu"]:
-        ev = evaluate(r.model, task)
+    for model in relu:
+        ev = evaluate(model, task)
         relu_row_max.append(ev.attn[0][:, 0].sum(dim=-1)[ev.batch.is_nontrigger].max().item())
-    return row_min, key_gap, relu_row_max
+    return {"soft_min_bos_row": min(row_min), "trigger_key_gap": max(key_gap), "relu_max_row_mass": max(relu_row_max)}
 
 
-def _start(result) -> dict:
-    """How training starts and what it changes (section 1.4). Every head rebuilt at its
-    initialisation (the engine's ``AttentionModel.from_config(config, seed=s)``), on the test
-    sequences: its relative errors. The first recorded batch loss, against the expected loss
-    of outputting zero (the mean squared target, over 50,000 sequences). Each softmax seed's
-    BOS mass at the first step, against what uniform weights give (row i weighs BOS 1/(i+1),
-    averaged over the non-trigger rows and the trigger's position). And per softmax seed,
-    before and after training: the ordinary tokens' mean value length, BOS's value length, and
-    their ratio (Table 1.1's)."""
-    task, out = TriggerTask(), {"trig": [], "rest": [], "ordinary": [], "bos": [], "ratio": []}
-    for kind in ("softmax", "relu"):
-        for r in result.results[kind]:
-            ev = evaluate(AttentionModel.from_config(r.model.config, seed=r.seed), task)
-            out["trig"].append(ev.errors["rel_err_trigger"])
-            out["rest"].append(ev.errors["rel_err_nontrigger"])
-            if kind != "softmax":
-                continue
-            trained = evaluate(r.model, task)
-            for e, when in ((ev, 0), (trained, 1)):
-                norms = e.values[0][:, 0].norm(dim=-1)  # (sequences, positions)
-                ordinary = e.batch.is_nontrigger
-                out["ordinary"].append((when, norms[ordinary].mean().item()))
-                out["bos"].append((when, norms[:, 0].mean().item()))
-            out["ratio"].append(out["bos"][-1][1] / out["bos"][-2][1])  # trained over initial BOS length
+def _value_lengths(evaluations) -> list[tuple[float, float]]:
+    """Per evaluation of a one-head model: the ordinary tokens' mean value length and BOS's."""
+    out = []
+    for e in evaluations:
+        norms = e.values[0][:, 0].norm(dim=-1)  # (sequences, positions)
+        out.append((norms[e.batch.is_nontrigger].mean().item(), norms[:, 0].mean().item()))
+    return out
+
+
+def _start(soft: list, soft_init: list, relu_init: list) -> dict:
+    """How training starts and what it changes (section 1.4), on the test sequences: every
+    head rebuilt at its initialisation (``soft_init``, ``relu_init``), its relative errors;
+    the expected loss of outputting zero (the mean squared target, over 50,000 sequences);
+    and per softmax seed, at initialisation and trained (``soft``): the ordinary tokens' mean
+    value length, BOS's value length, and their ratio (Table 1.1's)."""
+    task = TriggerTask()
+    init = [evaluate(model, task) for model in soft_init + relu_init]
+    before = _value_lengths(init[: len(soft_init)])
+    after = _value_lengths(evaluate(model, task) for model in soft)
     sample = task.sample(50_000, generator=torch.Generator().manual_seed(EVAL_SEED))
-    zero_loss = sample.y.pow(2).mean().item()
-    first_loss = [float(np.asarray(r.history["loss"]).ravel()[0]) for r in result.results["softmax"]]
-    first_bos = [float(np.asarray(r.history["bos_mass"]).ravel()[0]) for r in result.results["softmax"]]
-    L = task.seq_len
-    uniform = np.mean([np.mean([1 / (i + 1) for i in range(1, L) if i != j]) for j in range(2, L)])
-    ordinary = {w: [v for when, v in out["ordinary"] if when == w] for w in (0, 1)}
-    bos = {w: [v for when, v in out["bos"] if when == w] for w in (0, 1)}
-    init_ratio = [b / o for b, o in zip(bos[0], ordinary[0])]
     return {
-        "init_trigger_gap": max(abs(e - 1) for e in out["trig"]),  # 1: outputs nothing
-        "init_rel_err_rest": max(out["rest"]),
-        "zero_loss": zero_loss,
-        "first_loss_mean": float(np.mean(first_loss)),
-        "soft_first_bos_gap": max(abs(b - uniform) for b in first_bos),
-        "uniform_bos": float(uniform),
-        "init_value_max": max(ordinary[0]),
-        "trained_value_min": min(ordinary[1]),
-        "init_value_ratio_min": min(init_ratio),
-        "bos_shrink_max": max(out["ratio"]),  # BOS's value length, trained over initial, at most
+        "init_trigger_gap": max(abs(e.errors["rel_err_trigger"] - 1) for e in init),  # 1: outputs nothing
+        "init_rel_err_rest": max(e.errors["rel_err_nontrigger"] for e in init),
+        "zero_loss": sample.y.pow(2).mean().item(),
+        "init_value_max": max(lengths[0] for lengths in before),
+        "trained_value_min": min(lengths[0] for lengths in after),
+        "init_value_ratio_min": min(bos / ordinary for ordinary, bos in before),
+        "bos_shrink_max": max(a[1] / b[1] for a, b in zip(after, before)),  # BOS's length, trained over initial
     }
 
 
-def _no_bos(soft, relu) -> dict:
+def _first_steps(result) -> dict:
+    """What the training histories say of the first step: the softmax seeds' mean first batch
+    loss; how far each softmax seed's BOS mass is from what uniform weights give (row i weighs
+    BOS 1/(i+1), averaged over the non-trigger rows and the trigger's position); and the ReLU
+    heads' largest BOS mass, at the first step and at any step."""
+    soft, relu = result.results["softmax"], result.results["relu"]
+    first = lambda r, key: float(np.asarray(r.history[key]).ravel()[0])  # noqa: E731
+    L = TriggerTask().seq_len
+    uniform = np.mean([np.mean([1 / (i + 1) for i in range(1, L) if i != j]) for j in range(2, L)])
+    return {
+        "first_loss_mean": float(np.mean([first(r, "loss") for r in soft])),
+        "soft_first_bos_gap": max(abs(first(r, "bos_mass") - uniform) for r in soft),
+        "uniform_bos": float(uniform),
+        "relu_history_max_bos": float(max(np.max(r.history["bos_mass"]) for r in relu)),
+        "relu_first_bos": max(first(r, "bos_mass") for r in relu),
+    }
+
+
+def _moved(soft: list) -> dict:
+    """Exercise 1.1: every softmax model with the trigger moved (the exercise's table shows
+    the first): how far a key's mean weight, and its weight in one row, are from 1/j; BOS's
+    mean weight at the trigger row, and at the other rows."""
+    task, key_gap, row_gap, bos_trigger, bos_rest = TriggerTask(), [], [], [], []
+    for j, model in ((j, model) for j in MOVED for model in soft):
+        ev = evaluate(model, task, trigger_pos=j)
+        a = ev.attn[0][:, 0]  # (sequences, query, key)
+        keys = a[:, j, 1 : j + 1]  # (sequences, keys 1..j)
+        key_gap.append((keys.mean(dim=0) - 1 / j).abs().max().item())
+        row_gap.append((keys - 1 / j).abs().max().item())
+        bos_trigger.append(a[:, j, 0].mean().item())
+        bos_rest.append(ev.summary()["bos_mass_nontrigger"])
+    return {
+        "ex1_key_gap": max(key_gap),
+        "ex1_row_gap": max(row_gap),
+        "ex1_bos_trigger": max(bos_trigger),
+        "ex1_bos_rest": min(bos_rest),
+    }
+
+
+def _quiet(soft: list, relu: list) -> dict:
+    """Exercise 1.2: every model on sequences without a trigger (the trigger made an ordinary
+    token), and on the variant whose trigger token keeps neither flag."""
+    batch = TriggerTask().sample(1000, generator=torch.Generator().manual_seed(0))
+    n, j = len(batch.trigger_pos), batch.trigger_pos
+    quiet = batch.x.clone()
+    quiet[batch.is_trigger, 1] = 0.0  # no trigger channel ...
+    flagless = quiet.clone()  # ... and, for the variant, no bias channel either
+    quiet[batch.is_trigger, -1] = 1.0
+    q = {"soft_bos": [], "soft_out": [], "relu_mass": [], "relu_out": [], "flag_bos": [], "flag_relu": []}
+    with torch.no_grad():
+        for model in soft:
+            y_hat, (a,) = model(quiet)
+            q["soft_bos"].append(a[:, 0, 1:, 0].min().item())  # rows i >= 1
+            q["soft_out"].append(y_hat.abs().max().item())
+            a = model(flagless)[1][0]  # the weights alone
+            q["flag_bos"].append(a[torch.arange(n), 0, j, 0].mean().item())
+        for model in relu:
+            y_hat, (a,) = model(quiet)
+            q["relu_mass"].append(a[:, 0, 1:].sum(dim=-1).max().item())
+            q["relu_out"].append(y_hat.abs().max().item())
+            a = model(flagless)[1][0]  # the weights alone
+            q["flag_relu"].append(a[torch.arange(n), 0, j].sum(dim=-1).max().item())
+    return {
+        "ex2_parked": min(q["soft_bos"]),
+        "ex2_soft_out": max(q["soft_out"]),
+        "ex2_relu_mass": max(q["relu_mass"]),
+        "ex2_relu_out": max(q["relu_out"]),
+        "ex2_flagless_bos": max(q["flag_bos"]),
+        "ex2_flagless_relu": max(q["flag_relu"]),
+    }
+
+
+def _no_bos(soft: list, relu: list) -> dict:
     """Exercise 1.3: every model on the task without BOS. Each kind's relative errors; for each
     ReLU head, its trigger row corrected by j/(j+1), by adding back BOS's term (c/j) x_0 W_V W_O,
     and by both (which gives exactly its output with BOS put back in front); the error of the
     1/j scale on an exact mean; and for each softmax head, the mean length of its output at every
     row but the trigger, alone and over the mean length of the values there, and the length of
     the bias channel's value."""
-    no_bos, out = TriggerTask(bos=False), {}
-    errs = {k: [evaluate(r.model, no_bos).errors for r in rs] for k, rs in (("softmax", soft), ("relu", relu))}
+    no_bos = TriggerTask(bos=False)
+    errs = {k: [evaluate(model, no_bos).errors for model in ms] for k, ms in (("softmax", soft), ("relu", relu))}
     sample = no_bos.sample(1000, generator=torch.Generator().manual_seed(EVAL_SEED))  # evaluate's
     j = sample.trigger_pos
     rows = torch.arange(len(j))
@@ -166,21 +212,21 @@ def _no_bos(soft, relu) -> dict:
     rel = lambda out: ((out - target).pow(2).sum(-1).mean() / signal).item()  # noqa: E731  (evaluate's)
     scale_only = rel(scaled)
     fixed = {"rescaled": [], "bos_back": [], "both": []}
-    for r in relu:  # the trigger row, corrected: by j/(j+1), by adding back BOS's term, by both
-        ev = evaluate(r.model, no_bos)
+    for model in relu:  # the trigger row, corrected: by j/(j+1), by adding back BOS's term, by both
+        ev = evaluate(model, no_bos)
         y_hat = ev.y_hat[rows, j]
         bos = torch.zeros(no_bos.d_model)
         bos[0] = 1.0  # the BOS token of the task the head was trained on
         with torch.no_grad():
-            s_j0 = (sample.x[rows, j] @ r.model.W_Q[0, 0]) @ (bos @ r.model.W_K[0, 0])  # (sequences,)
-            term = (s_j0.clamp(min=0) / j)[:, None] * (bos @ r.model.W_V[0, 0] @ r.model.W_O[0, 0])
+            s_j0 = (sample.x[rows, j] @ model.W_Q[0, 0]) @ (bos @ model.W_K[0, 0])  # (sequences,)
+            term = (s_j0.clamp(min=0) / j)[:, None] * (bos @ model.W_V[0, 0] @ model.W_O[0, 0])
         to_mean = (j / (j + 1.0))[:, None]
         fixed["rescaled"].append(rel(y_hat * to_mean))
         fixed["bos_back"].append(rel(y_hat + term))
         fixed["both"].append(rel((y_hat + term) * to_mean))
     average = {"norm": [], "share": [], "bias": []}
-    for r in soft:  # the non-trigger rows' output: an average of ordinary values
-        ev = evaluate(r.model, no_bos)
+    for model in soft:  # the non-trigger rows' output: an average of ordinary values
+        ev = evaluate(model, no_bos)
         off = ~ev.batch.is_trigger  # every row but the trigger, row 0 included: all ordinary tokens
         out_norm = ev.y_hat.norm(dim=-1)[off].mean().item()
         average["norm"].append(out_norm)
@@ -188,14 +234,14 @@ def _no_bos(soft, relu) -> dict:
         bias = torch.zeros(no_bos.d_model)
         bias[-1] = 1.0
         with torch.no_grad():
-            average["bias"].append((bias @ r.model.W_V[0, 0] @ r.model.W_O[0, 0]).norm().item())
+            average["bias"].append((bias @ model.W_V[0, 0] @ model.W_O[0, 0]).norm().item())
     relu_trigger = [e["rel_err_trigger"] for e in errs["relu"]]
-    out |= {
-        "ex3_soft_rest": _down(min(e["rel_err_nontrigger"] for e in errs["softmax"])),
-        "ex3_soft_trigger": _up(max(e["rel_err_trigger"] for e in errs["softmax"])),
+    return {
+        "ex3_soft_rest": min(e["rel_err_nontrigger"] for e in errs["softmax"]),
+        "ex3_soft_trigger": max(e["rel_err_trigger"] for e in errs["softmax"]),
         "ex3_relu_rest": max(e["rel_err_nontrigger"] for e in errs["relu"]),
-        "ex3_relu_trigger": _down(min(relu_trigger)),
-        "ex3_relu_trigger_max": _up(max(relu_trigger)),
+        "ex3_relu_trigger": min(relu_trigger),
+        "ex3_relu_trigger_max": max(relu_trigger),
         "ex3_scale_only": scale_only,
         "ex3_rescaled": max(fixed["rescaled"]),
         "ex3_both_fixed": max(fixed["both"]),
@@ -206,72 +252,30 @@ def _no_bos(soft, relu) -> dict:
         "ex3_target_norm": target.norm(dim=-1).mean().item(),
         "ex3_bias_value_gap": max(abs(b - 1) for b in average["bias"]),  # its length, from 1
     }
-    return out
 
 
-def _exercises(result) -> dict:
-    """What the exercises' solutions state: every softmax model with the trigger moved (1.1;
-    the exercise's table shows the first), every model on sequences without a trigger (1.2),
-    and every model on the task without BOS (1.3)."""
-    task, out = TriggerTask(), {}
-    soft, relu = result.results["softmax"], result.results["relu"]
-    key_gap, row_gap, bos_trigger, bos_rest = [], [], [], []
-    for j, r in ((j, r) for j in MOVED for r in soft):  # 1.1
-        ev = evaluate(r.model, task, trigger_pos=j)
-        a = ev.attn[0][:, 0]  # (sequences, query, key)
-        keys = a[:, j, 1 : j + 1]  # (sequences, keys 1..j)
-        key_gap.append((keys.mean(dim=0) - 1 / j).abs().max().item())
-        row_gap.append((keys - 1 / j).abs().max().item())
-        bos_trigger.append(a[:, j, 0].mean().item())
-        bos_rest.append(ev.summary()["bos_mass_nontrigger"])
-    out |= {
-        "ex1_key_gap": _up(max(key_gap)),
-        "ex1_row_gap": _up(max(row_gap)),
-        "ex1_bos_trigger": _up(max(bos_trigger)),
-        "ex1_bos_rest": _down(min(bos_rest)),
+def head_measures(soft: list, relu: list, soft_init: list, relu_init: list) -> dict:
+    """Every number chapter 1 measures by running its models on test sequences: the trained
+    softmax and ReLU models (``soft``, ``relu``, one per seed) and the softmax and ReLU models
+    rebuilt at their initialisation (``soft_init``, ``relu_init``). About a hundred
+    evaluations, half a minute: :func:`measures` calls it through
+    :func:`attnsink.cache.memoized`, so that it is kept in the results cache, and in the store
+    once ``make store-analyses`` puts it there. Numbers by name, as :func:`measures` returns
+    them, and under ``relu_bos`` the raw values of :func:`_relu_trigger_bos`."""
+    return {
+        **_rows(soft, relu, FIGURE_TRIGGER_POS),
+        "relu_bos": _relu_trigger_bos(relu),
+        **_start(soft, soft_init, relu_init),
+        **_moved(soft),
+        **_quiet(soft, relu),
+        **_no_bos(soft, relu),
     }
-    batch = task.sample(1000, generator=torch.Generator().manual_seed(0))  # 1.2
-    n, j = len(batch.trigger_pos), batch.trigger_pos
-    quiet = batch.x.clone()
-    quiet[batch.is_trigger, 1] = 0.0  # no trigger channel ...
-    flagless = quiet.clone()  # ... and, for the variant, no bias channel either
-    quiet[batch.is_trigger, -1] = 1.0
-    q = {"soft_bos": [], "soft_out": [], "relu_mass": [], "relu_out": [], "flag_bos": [], "flag_relu": []}
-    with torch.no_grad():
-        for r in soft:
-            y_hat, (a,) = r.model(quiet)
-            q["soft_bos"].append(a[:, 0, 1:, 0].min().item())  # rows i >= 1
-            q["soft_out"].append(y_hat.abs().max().item())
-            _, (a,) = r.model(flagless)
-            q["flag_bos"].append(a[torch.arange(n), 0, j, 0].mean().item())
-        for r in relu:
-            y_hat, (a,) = r.model(quiet)
-            q["relu_mass"].append(a[:, 0, 1:].sum(dim=-1).max().item())
-            q["relu_out"].append(y_hat.abs().max().item())
-            _, (a,) = r.model(flagless)
-            q["flag_relu"].append(a[torch.arange(n), 0, j].sum(dim=-1).max().item())
-    out |= {
-        "ex2_parked": _down(min(q["soft_bos"])),
-        "ex2_soft_out": _up(max(q["soft_out"])),
-        "ex2_relu_mass": max(q["relu_mass"]),
-        "ex2_relu_out": max(q["relu_out"]),
-        "ex2_flagless_bos": _up(max(q["flag_bos"])),
-        "ex2_flagless_relu": _up(max(q["flag_relu"])),
-    }
-    return out | _no_bos(soft, relu)
 
 
-@CHAPTER.measures
-def measures(result, plain_gap: dict | None = None) -> dict:
-    """The numbers chapter 1 quotes, from :func:`~attnsink.experiments.single_layer`'s ``result``
-    and, if given, ``plain_gap``: for each rule, the largest weight difference between the
-    chapter's plain loop and the library's ``train`` after 100 steps. Bounds the text states ("at least", "at
-    most", a range) are rounded to the safe side."""
-    runs = pd.DataFrame(result.runs)
-    soft, relu = runs[runs.attention == "softmax"], runs[runs.attention == "relu"]
-    j = FIGURE_TRIGGER_POS
-    row = result.figure_attn["softmax"][:, j, 1 : j + 1].mean(dim=0)  # (keys 1..j,): the trigger row, mean
-    relu_row = result.figure_attn["relu"][:, j].sum(dim=-1)  # (sequences,): the ReLU trigger row's mass
+def sink_timings(result) -> pd.DataFrame:
+    """Table 1.2: for each softmax seed, the step at which its BOS mass first reaches 0.9
+    (``sink``), at which its loss has fallen tenfold and a hundredfold, and at which it
+    stopped (:func:`attnsink.metrics.sink_timing`). A step that never came is NaN."""
     timing = pd.DataFrame(
         [
             {
@@ -286,57 +290,77 @@ def measures(result, plain_gap: dict | None = None) -> dict:
         dtype=float,
     )  # a step that never came is NaN: it comes before nothing
     timing["seed"] = timing["seed"].astype(int)
+    return timing
+
+
+def _timing_measures(timing: pd.DataFrame) -> dict:
+    """What the text says of :func:`sink_timings`: the median steps of the sink and of the
+    tenfold fall, in how many seeds the sink comes first and by how much at least, and where
+    in its training each seed's sink forms."""
     lead = timing.tenfold - timing.sink
 
     def median(column) -> int | None:
         value = timing[column].median()
         return None if np.isnan(value) else int(value)
 
-    row_min, key_gap, relu_row_max = _rows(result, j)
-    bos = _relu_trigger_bos([r.model for r in result.results["relu"]])
-    steps = lambda frame: f"{frame.steps.median():,g}"  # noqa: E731  (a median of ten can end in .5)
     return {
-        "n_seeds": int(len(soft)),
-        "soft_min_bos": _down(soft.bos_mass_nontrigger.min()),
-        "soft_min_bos_row": _down(min(row_min)),
-        "soft_max_value_ratio": _up(soft.bos_value_ratio.max()),
-        "relu_max_mass": float(relu.attn_mass_nontrigger.max()),
-        "relu_max_bos": float(relu.bos_mass_nontrigger.max()),
-        "relu_max_row_mass": _up(max(relu_row_max)),
-        "all_stopped": bool(runs.stopped_early.all()),
-        "soft_steps": steps(soft),
-        "relu_steps": steps(relu),
-        "_max_steps": int(runs.steps.max()),
-        "_step_budget": int(result.settings.steps),
-        "plain_gap": None if not plain_gap else _up(max(plain_gap.values())),
-        "_plain_rules": tuple(sorted(plain_gap or ())),
-        "max_rel_err": _up(runs[["rel_err_trigger", "rel_err_nontrigger"]].max().max()),
-        "max_test_linf": float(runs.linf.max()),
-        "test_linf_ratio": float(runs.linf.max() / result.settings.stop_linf),
-        "trigger_keys": j,
-        "trigger_row_mean": float(row.mean()),
-        "trigger_row_spread": float(row.max() - row.min()),
-        "trigger_key_gap": _up(max(key_gap)),
-        "relu_trigger_mass": float(relu_row.mean()),
-        "relu_trigger_bos_fig": float(result.figure_attn["relu"][:, j, 0].mean()),
-        **_relu_bos_measures(bos),
-        "relu_bos_share_min": bound(min(bos["share"]), "down"),
-        "relu_bos_share_max": bound(max(bos["share"]), "up"),
-        "relu_value_ratio_min": bound(relu.bos_value_ratio.min(), "down"),
-        "relu_value_ratio_max": bound(relu.bos_value_ratio.max(), "up"),
-        "soft_sink_rate": float(soft.sink_rate.min()),
-        "relu_sink_rate": float(relu.sink_rate.max()),
         "sink_step": median("sink"),
         "loss_step_10": median("tenfold"),
         "n_before_10": int((timing.sink < timing.tenfold).sum()),
         "min_lead": None if lead.isna().any() else int(lead.min()),
         "sink_share_min": float((timing.sink / timing.stopped).min()),  # NaN when a sink never formed
         "sink_share_max": float((timing.sink / timing.stopped).max()),
-        **_start(result),
-        "relu_history_max_bos": _up(max(np.max(r.history["bos_mass"]) for r in result.results["relu"])),
-        "relu_first_bos": _up(max(np.asarray(r.history["bos_mass"]).ravel()[0] for r in result.results["relu"])),
-        **_exercises(result),
         "_timing": timing,
+    }
+
+
+@CHAPTER.measures
+def measures(result, plain_gap: dict | None = None) -> dict:
+    """The numbers chapter 1 quotes, from :func:`~attnsink.experiments.single_layer`'s ``result``
+    and, if given, ``plain_gap``: for each rule, the largest weight difference between the
+    chapter's plain loop and the library's ``train`` after 100 steps. Each is measured as it
+    is; the text rounds the bounds it states to their safe side when it glues them
+    (:mod:`attnsink.claims.bounds`). What needs the models run comes from :func:`head_measures`,
+    kept in the results cache."""
+    runs = pd.DataFrame(result.runs)
+    soft, relu = runs[runs.attention == "softmax"], runs[runs.attention == "relu"]
+    trained = {kind: result.results[kind] for kind in ("softmax", "relu")}
+    models = [[r.model for r in trained[kind]] for kind in ("softmax", "relu")]
+    init = [[AttentionModel.from_config(r.model.config, seed=r.seed) for r in trained[k]] for k in ("softmax", "relu")]
+    heads = memoized(head_measures)(*models, *init)  # the engine's initialisation, rebuilt
+    j = FIGURE_TRIGGER_POS
+    row = result.figure_attn["softmax"][:, j, 1 : j + 1].mean(dim=0)  # (keys 1..j,): the trigger row, mean
+    relu_row = result.figure_attn["relu"][:, j].sum(dim=-1)  # (sequences,): the ReLU trigger row's mass
+    steps = lambda frame: f"{frame.steps.median():,g}"  # noqa: E731  (a median of ten can end in .5)
+    return {
+        "n_seeds": int(len(soft)),
+        "soft_min_bos": float(soft.bos_mass_nontrigger.min()),
+        "soft_max_value_ratio": float(soft.bos_value_ratio.max()),
+        "relu_max_mass": float(relu.attn_mass_nontrigger.max()),
+        "relu_max_bos": float(relu.bos_mass_nontrigger.max()),
+        "all_stopped": bool(runs.stopped_early.all()),
+        "soft_steps": steps(soft),
+        "relu_steps": steps(relu),
+        "_max_steps": int(runs.steps.max()),
+        "_step_budget": int(result.settings.steps),
+        "plain_gap": None if not plain_gap else max(plain_gap.values()),
+        "_plain_rules": tuple(sorted(plain_gap or ())),
+        "max_rel_err": float(runs[["rel_err_trigger", "rel_err_nontrigger"]].max().max()),
+        "max_test_linf": float(runs.linf.max()),
+        "test_linf_ratio": float(runs.linf.max() / result.settings.stop_linf),
+        "trigger_keys": j,
+        "trigger_row_mean": float(row.mean()),
+        "trigger_row_spread": float(row.max() - row.min()),
+        "relu_trigger_mass": float(relu_row.mean()),
+        "relu_trigger_bos_fig": float(result.figure_attn["relu"][:, j, 0].mean()),
+        **_relu_bos_measures(heads["relu_bos"]),
+        "relu_value_ratio_min": float(relu.bos_value_ratio.min()),
+        "relu_value_ratio_max": float(relu.bos_value_ratio.max()),
+        "soft_sink_rate": float(soft.sink_rate.min()),
+        "relu_sink_rate": float(relu.sink_rate.max()),
+        **_timing_measures(sink_timings(result)),
+        **_first_steps(result),
+        **{name: value for name, value in heads.items() if name != "relu_bos"},
     }
 
 
@@ -348,7 +372,8 @@ def measures(result, plain_gap: dict | None = None) -> dict:
 def _(m):
     return (
         m["soft_min_bos_row"] >= 0.99 and m["soft_min_bos"] >= 0.999,
-        f"smallest row {m['soft_min_bos_row']}, smallest mean {m['soft_min_bos']}",
+        f"smallest row {readable(m['soft_min_bos_row'], toward='down')}, "
+        f"smallest mean {readable(m['soft_min_bos'], toward='down')}",
     )
 
 
@@ -358,21 +383,21 @@ def _(m):
     profiles=BOTH,
 )
 def _(m):
-    return m["soft_max_value_ratio"] < 0.05, f"largest ratio {m['soft_max_value_ratio']:.2g}"
+    return m["soft_max_value_ratio"] < 0.05, f"largest ratio {readable(m['soft_max_value_ratio'], toward='up')}"
 
 
 @CHAPTER.claim(
     "relu-switches-off", "Every ReLU head keeps at most 0.01 of weight in every single non-trigger row.", profiles=BOTH
 )
 def _(m):
-    return m["relu_max_row_mass"] <= 0.01, f"largest row mass {m['relu_max_row_mass']:.2g}"
+    return m["relu_max_row_mass"] <= 0.01, f"largest row mass {readable(m['relu_max_row_mass'], toward='up')}"
 
 
 @CHAPTER.claim(
     "relu-exactly-off", "At the non-trigger rows the ReLU heads' weights are exactly zero, in every row of every seed."
 )
 def _(m):
-    return m["relu_max_row_mass"] == 0, f"largest row mass {m['relu_max_row_mass']:.2g}"
+    return m["relu_max_row_mass"] == 0, f"largest row mass {readable(m['relu_max_row_mass'], toward='up')}"
 
 
 @CHAPTER.claim(
@@ -384,7 +409,8 @@ def _(m):
 def _(m):
     gap, rules = m["plain_gap"], m["_plain_rules"]
     ok = gap is not None and gap < 1e-4 and rules == ("relu", "softmax")
-    return ok, f"largest weight difference {gap}, rules compared: {', '.join(rules) or 'none'}"
+    shown = "none" if gap is None else readable(gap, toward="up")
+    return ok, f"largest weight difference {shown}, rules compared: {', '.join(rules) or 'none'}"
 
 
 @CHAPTER.claim(
@@ -396,7 +422,8 @@ def _(m):
     ok = m["all_stopped"] and m["max_rel_err"] < 1e-3 and m["_max_steps"] <= m["_step_budget"]
     return ok, (
         f"all stopped: {m['all_stopped']}, by step {m['_max_steps']} of {m['_step_budget']} at most; "
-        f"medians {m['soft_steps']} (softmax), {m['relu_steps']} (ReLU); largest error {m['max_rel_err']:.2g}"
+        f"medians {m['soft_steps']} (softmax), {m['relu_steps']} (ReLU); "
+        f"largest error {readable(m['max_rel_err'], toward='up')}"
     )
 
 
@@ -418,7 +445,7 @@ def _(m):
     ok = gap < 0.01 and m["trigger_row_spread"] < 0.05 and m["trigger_key_gap"] < 0.01
     return ok, (
         f"first seed: mean {m['trigger_row_mean']:.4f} (1/7 = 0.1429), spread {m['trigger_row_spread']:.3f}; "
-        f"every seed: each key within {m['trigger_key_gap']} of 1/7"
+        f"every seed: each key within {readable(m['trigger_key_gap'], toward='up')} of 1/7"
     )
 
 
@@ -462,8 +489,10 @@ def _(m):
         and m["relu_bos_share_max"] <= 0.4
         and 0.25 <= m["relu_value_ratio_min"]
         and m["relu_value_ratio_max"] <= 0.4,
-        f"share {m['relu_bos_share_min']:.2f} to {m['relu_bos_share_max']:.2f}; "
-        f"value ratio {m['relu_value_ratio_min']:.2f} to {m['relu_value_ratio_max']:.2f}",
+        f"share {readable(m['relu_bos_share_min'], toward='down')} to "
+        f"{readable(m['relu_bos_share_max'], toward='up')}; "
+        f"value ratio {readable(m['relu_value_ratio_min'], toward='down')} to "
+        f"{readable(m['relu_value_ratio_max'], toward='up')}",
     )
 
 
@@ -544,7 +573,10 @@ def _(m):
 )
 def _(m):
     ok = m["relu_history_max_bos"] <= 0.01 and m["relu_first_bos"] < 0.001
-    return ok, f"largest {m['relu_history_max_bos']:.2g}; at the first step at most {m['relu_first_bos']:.2g}"
+    return ok, (
+        f"largest {readable(m['relu_history_max_bos'], toward='up')}; "
+        f"at the first step at most {readable(m['relu_first_bos'], toward='up')}"
+    )
 
 
 @CHAPTER.claim(
@@ -558,8 +590,9 @@ def _(m):
         and m["ex1_row_gap"] < 0.01
         and m["ex1_bos_trigger"] < 0.01
         and m["ex1_bos_rest"] > 0.99,
-        f"key gap {m['ex1_key_gap']}, in one row {m['ex1_row_gap']}; BOS {m['ex1_bos_trigger']} at the trigger, "
-        f"{m['ex1_bos_rest']} elsewhere",
+        f"key gap {readable(m['ex1_key_gap'], toward='up')}, in one row {readable(m['ex1_row_gap'], toward='up')}; "
+        f"BOS {readable(m['ex1_bos_trigger'], toward='up')} at the trigger, "
+        f"{readable(m['ex1_bos_rest'], toward='down')} elsewhere",
     )
 
 
@@ -570,7 +603,8 @@ def _(m):
 def _(m):
     return (
         m["ex2_parked"] >= 0.99 and m["ex2_soft_out"] < 0.01 and m["ex2_relu_mass"] == 0 and m["ex2_relu_out"] == 0,
-        f"softmax: BOS ≥ {m['ex2_parked']}, output ≤ {m['ex2_soft_out']}; ReLU: mass {m['ex2_relu_mass']:.2g}",
+        f"softmax: BOS ≥ {readable(m['ex2_parked'], toward='down')}, "
+        f"output ≤ {readable(m['ex2_soft_out'], toward='up')}; ReLU: mass {m['ex2_relu_mass']:.2g}",
     )
 
 
@@ -582,7 +616,8 @@ def _(m):
 def _(m):
     return (
         m["ex2_flagless_relu"] < 0.1 and m["ex2_flagless_bos"] < 0.5,
-        f"ReLU row mass ≤ {m['ex2_flagless_relu']}; softmax BOS weight ≤ {m['ex2_flagless_bos']} on average",
+        f"ReLU row mass ≤ {readable(m['ex2_flagless_relu'], toward='up')}; "
+        f"softmax BOS weight ≤ {readable(m['ex2_flagless_bos'], toward='up')} on average",
     )
 
 
@@ -595,8 +630,10 @@ def _(m):
     holds = m["ex3_soft_rest"] > 1 and m["ex3_relu_rest"] == 0 and m["ex3_soft_trigger"] < m["ex3_relu_trigger"]
     holds = holds and 0.04 <= m["ex3_relu_trigger"] and m["ex3_relu_trigger_max"] <= 0.06
     return holds, (
-        f"softmax: elsewhere ≥ {m['ex3_soft_rest']}, trigger ≤ {m['ex3_soft_trigger']:.2g}; ReLU: elsewhere "
-        f"{m['ex3_relu_rest']:.2g}, trigger {m['ex3_relu_trigger']} to {m['ex3_relu_trigger_max']}"
+        f"softmax: elsewhere ≥ {readable(m['ex3_soft_rest'], toward='down')}, "
+        f"trigger ≤ {readable(m['ex3_soft_trigger'], toward='up')}; ReLU: elsewhere {m['ex3_relu_rest']:.2g}, "
+        f"trigger {readable(m['ex3_relu_trigger'], toward='down')} to "
+        f"{readable(m['ex3_relu_trigger_max'], toward='up')}"
     )
 
 
