@@ -1,5 +1,6 @@
 """Chapter 9's claims (attnsink.claims.ch09), on small synthetic measures and runs."""
 
+import math
 from types import SimpleNamespace
 
 import pytest
@@ -61,6 +62,11 @@ GOOD = {
     "bb_move_max": 0.0017,
     "bb_layer_max": 0.0017,
     # the trigger-task sections
+    "rule_agrees": True,
+    "rule_constant_costs": True,
+    "tol_lo": 4.6e-5,
+    "tol_hi": 5.75e-5,
+    "sink_weight_gap": 1.2e-7,
     "built_reads": "nothing; constant; informative",
     "sink_err_4": 0.076,
     "sink_err_8": 3.7e-5,
@@ -82,6 +88,17 @@ GOOD = {
     "cd_null_row_spread": 0.0019,
     "cd_null_rest_max": 0.0017,
     "cd_bos_row_ok": True,
+    "cd_bos_row_agree": 1.1e-7,
+    "cd_bos_row_share": 0.18,
+    "cd_other_agree": 0.0,
+    "cd_off_n": 3,
+    "cd_off_heads": "relu seed 2; relu seed 4; relu_visible seed 4",
+    "cd_off_bos_row": 2.7,
+    "cd_off_other_lo": 0.18,
+    "cd_off_other_hi": 0.19,
+    "cd_off_after_lo": 2.2e-4,
+    "cd_off_after_hi": 0.0075,
+    "cd_rest_change": 1.07,
     "cd_clipped_own_row": 1.0,
     "cd_sigmoid_short_lo": 6e-7,
     "cd_cert_n": 10,
@@ -117,7 +134,11 @@ GOOD = {
     "bk_deep_odd": 1,
     "bk_deep_odd_kind": "informative",
     "bk_deep_odd_mass": 0.53,
-    "bk_deep_zero_max": 0.018,
+    "bk_deep_zero_lo": 2.6e-4,
+    "bk_deep_zero_hi": 0.018,
+    "bk_deep_ratio_lo": 4.6,
+    "bk_deep_tol_lo": 5.6e-5,
+    "bk_deep_tol_hi": 5.75e-5,
     "bk_deep_sum_lo": 6.1e-4,
     "bk_deep_sum_hi": 0.0051,
     "bk_relu_nothing": True,
@@ -160,6 +181,16 @@ GOOD = {
     "bc_z_norm": 0.4,
     "informative_rows": 0.44,
     "bc_m_self_bos_hi": 0.057,
+    "bc_m_trig_park_lo": 0.995,
+    "bc_m_trig_out_lo": 0.23,
+    "bc_m_trig_out_hi": 0.46,
+    "bc_m_trig_sum_hi": 0.0046,
+    "bc_m_trig_zero_lo": 2.0e-4,
+    "bc_m_trig_zero_hi": 8.4e-4,
+    "bc_m_tol": 6.8e-4,
+    "bc_tol_ratio": 15.0,
+    "bc_m_trig_heads": 10,
+    "bc_m_trig_nothing": 8,
     "ex_growth_lo": 0.977,
     "ex_growth_hi": 1.001,
     "ex_trigger_same": True,
@@ -232,6 +263,9 @@ BREAKS = {  # claim -> changes of the measures, each of which makes it false
     "backcopy-test-weak": [{"bb_move_max": 0.006}, {"bb_layer_max": 0.01}],
     "relu-far-below": [{"relu_weight_max": 0.2}],
     "test-reads-built-heads": [{"built_reads": "nothing; nothing; informative"}],
+    "test-rule": [{"rule_agrees": False}, {"rule_constant_costs": False}],
+    "test-tolerance": [{"tol_hi": 1e-4}, {"tol_lo": 0.0}],
+    "margin-weight": [{"sink_weight_gap": 1e-3}],
     "sink-error-falls-with-margin": [{"sink_err_8": 0.1}, {"sink_err_16": 1e-6}],
     "two-heads-exact": [{"two_err": 1e-3}, {"two_bos_max": 0.1}, {"bias_err": 1e-3}],
     "cd-solved": [{"cd_solved_others": False}, {"cd_solved_relu": 1}],
@@ -244,7 +278,14 @@ BREAKS = {  # claim -> changes of the measures, each of which makes it false
         {"cd_null_rest_max": 0.02},
     ],
     "cd-softmax-rows": [{"cd_softmax_row_min": 0.99}],
-    "cd-bos-row-bound": [{"cd_bos_row_ok": False}],
+    "cd-bos-row-bound": [{"cd_bos_row_ok": False}, {"cd_bos_row_agree": 1e-3}],
+    "cd-bos-row-loose": [{"cd_bos_row_share": 0.3}],
+    "cd-other-rows-count-bos": [
+        {"cd_other_agree": 0.01},
+        {"cd_off_n": 2},
+        {"cd_off_other_lo": 0.05},
+        {"cd_rest_change": 1.5},
+    ],
     "cd-own-row": [{"cd_clipped_own_row": 0.99}, {"cd_sigmoid_short_lo": 0.0}],
     "cd-certified": [{"cd_cert_lo": 0.85}, {"cd_cert_n": 0}],
     "cd-relu-pays": [{"cd_relu_mass_max": 0.3}, {"cd_relu_trig_lo": 0.3}],
@@ -268,7 +309,7 @@ BREAKS = {  # claim -> changes of the measures, each of which makes it false
     ],
     "bk-one-layer-nothing": [{"bk_one_nothing": 9}, {"bk_one_parked": 9}],
     "bk-residual-constant": [{"bk_deep_odd": 2}, {"bk_deep_odd_mass": 0.7}, {"bk_deep_constant": 55}],
-    "bk-residual-cancel": [{"bk_deep_sum_hi": 0.05}, {"bk_deep_zero_max": 0.001}],
+    "bk-residual-cancel": [{"bk_deep_sum_hi": 0.05}, {"bk_deep_ratio_lo": 2.0}],
     "bk-relu-nothing": [{"bk_relu_nothing": False}],
     "bk-capped": [
         {"bk_cap_harmful_max": 0.97},
@@ -296,6 +337,14 @@ BREAKS = {  # claim -> changes of the measures, each of which makes it false
         {"bc_swap_gain_hi": 0.02},
         {"bc_swap_move_hi": 0.1},
         {"bc_m_counter_hi": 0.02},
+    ],
+    "bc-mirror-trigger": [
+        {"bc_m_trig_park_lo": 0.98},
+        {"bc_m_trig_sum_hi": 0.02},
+        {"bc_m_tol": 1e-3},  # zeroing costs less than the tolerance everywhere
+        {"bc_m_tol": 1e-4},  # and more everywhere
+        {"bc_tol_ratio": 5.0},
+        {"bc_m_trig_nothing": 5},
     ],
     "bc-self-gather": [
         {"bc_z_self_gain_lo": 0.8},
@@ -460,6 +509,9 @@ def test_a_claim_on_a_part_not_passed_does_not_hold():
     report = claims.run_claims("ch9", "full", *fake_runs(), health=HEALTH)
     rows = {r["id"]: r for r in report.rows}
     assert not rows["cd-solved"]["holds"] and "not measured" in rows["cd-solved"]["measured"]
+    for claim in ("test-tolerance", "margin-weight", "cd-other-rows-count-bos", "bc-mirror-trigger"):
+        assert not rows[claim]["holds"] and "not measured" in rows[claim]["measured"], claim
+    assert rows["test-rule"]["holds"]  # the rule is the library's: measured on every call
 
 
 # ---- the trigger-task sections' measures, on small inputs ----
@@ -475,6 +527,10 @@ def test_the_constructions_are_exact_and_the_test_reads_them():
     m = ch09.constructions(task, n=64)
     assert m["two_err"] < 1e-9 and m["two_bos_max"] == 0 and m["bias_err"] < 1e-9
     assert m["sink_err_4"] > m["sink_err_8"] > m["sink_err_16"]
+    assert m["sink_weight_gap"] < 1e-6  # the weight on BOS that margin λ gives, e^λ / (e^λ + i)
+    assert ch09.margin_weight(0.0, 1) == 0.5 and ch09.margin_weight(16.0, 3) == pytest.approx(
+        1 / (1 + 3 * math.exp(-16))
+    )
     assert ch09.read_heads(constant_sink_solution(task, 16.0), task, n=64)["writes"] == "constant"
     broken = ch09.broken_two_heads(task, n=64)
     assert broken["ex2_trigger"] < 1e-9 and abs(broken["ex2_bos"] - broken["ex2_bos_expected"]) < 1e-5
@@ -495,6 +551,7 @@ def test_the_book_table_merges_neighbours_that_read_alike():
                 "mass": k,
                 "writes": w,
                 "zeroed": 0.0,
+                "tol": 1e-3,
             }
             for k, w in ((0.1, "harmful"), (0.4, "harmful"), (0.5, "harmful"), (0.97, "nothing"), (1.0, "nothing"))
         ]
@@ -507,6 +564,7 @@ def test_the_book_table_merges_neighbours_that_read_alike():
                 "mass": 1.0,
                 "writes": "constant",
                 "zeroed": 0.02,
+                "tol": 4e-3,
             }
         ]
     )
@@ -529,6 +587,9 @@ def test_the_book_table_merges_neighbours_that_read_alike():
     assert (m["bk_cap_parked_from"], m["bk_cap_unparked_hi"]) == ("0.5", 0.4)
     assert (m["bk_n_parked"], m["bk_parked_kinds"], m["bk_parked_mass_lo"]) == (4, "constant, harmful, nothing", 0.5)
     assert m["bk_mlp_models"] == 0
+    # Chapter 4's constant head costs 0.02 when zeroed, 5 times its own model's tolerance
+    assert (m["bk_deep_zero_lo"], m["bk_deep_zero_hi"], m["bk_deep_ratio_lo"]) == (0.02, 0.02, pytest.approx(5.0))
+    assert (m["bk_deep_tol_lo"], m["bk_deep_tol_hi"]) == (4e-3, 4e-3)
 
 
 def test_broadcast_measures_read_the_learned_seeds():
@@ -553,7 +614,9 @@ def test_broadcast_measures_read_the_learned_seeds():
             "read_gain_zero": 0.998,
             "handed_on": handed_on,
             "zero_rows_moved": 0.001,
-            "writes": [["constant"], ["constant"]],
+            "writes": [["constant"], ["constant"]] if default == "zero" else [["nothing"], ["constant"]],
+            "ablate_zero": [[0.008], [0.009]] if default == "zero" else [[3e-4], [8e-4]],
+            "ablate_tol": 5e-5 if default == "zero" else 7.5e-4,
         }
 
     runs = pd.DataFrame([run("zero", 1e-6, 1e-3, 0.0), run("mean", 1e-6, 0.9, 1e-4), run("mean", 0.1, 0.9, 0.8)])
@@ -561,6 +624,16 @@ def test_broadcast_measures_read_the_learned_seeds():
     assert (m["bc_n"], m["bc_learned"], m["bc_varies"], m["bc_varies_mirror"]) == (3, 2, 1, True)
     assert m["bc_swap_gain_hi"] == 1e-4  # the seed that does not learn is left out
     assert (m["bc_z_self_bos_hi"], m["bc_m_self_bos_hi"]) == (0.002, 0.04)  # each task's gathering layer
+    # the mirror's trigger, from the one mirror seed that learns
+    assert (m["bc_m_trig_park_lo"], m["bc_m_trig_out_lo"], m["bc_m_trig_sum_hi"]) == (0.2, 0.4, 1e-3)
+    assert (m["bc_m_trig_zero_lo"], m["bc_m_trig_zero_hi"], m["bc_m_tol"]) == (3e-4, 8e-4, 7.5e-4)
+    assert m["bc_tol_ratio"] == pytest.approx(15.0) and (m["bc_m_trig_heads"], m["bc_m_trig_nothing"]) == (2, 1)
+    claim = {c.id: c for c in ch09.CHAPTER.claims}["bc-mirror-trigger"]
+    assert not claim.run({**GOOD, **m})[0]  # layer 1 here puts 0.2 on BOS, and only one head of two reads nothing
+    parked = runs.assign(parks_bos=[[0.2, 0.999], [0.999, 0.998], [0.2, 0.999]])
+    parked["writes"] = [[["constant"], ["constant"]], [["nothing"], ["nothing"]], [["nothing"], ["nothing"]]]
+    assert claim.run({**GOOD, **ch09._broadcast(parked)})[0]
+    assert ch09._mirror_trigger(runs.iloc[:1], runs.iloc[:0]) == {}  # no mirror seed learns: not measured
     t = ch09.broadcast_table(runs)
     assert t.loc["seeds that learn the task", "the others ask G"] == "1 of 2"
 
@@ -619,3 +692,98 @@ def test_relu_reads_follow_the_spread():
     assert not ch09._relu_reads(relu, relu.iloc[[0]])["cd_relu_constant_exact"]
     narrow = relu.assign(ablate_mean=[-1e-5, -1e-5, -0.01])  # the first spreads less than the tolerance
     assert not ch09._relu_reads(narrow, relu.iloc[[1]])["cd_relu_harmful_wide"]
+
+
+# ---- the test's rule, its tolerance, and BOS's own row ----
+
+
+def test_the_stated_rule_reads_each_case_in_order():
+    tol = 0.01
+    assert ch09.stated_rule(0.01, -0.01, tol) == "nothing"  # on the thresholds: nothing moves by more
+    assert ch09.stated_rule(-0.5, 0.02, tol) == "informative"  # the mean costs, whatever zeroing does
+    assert ch09.stated_rule(-0.02, 0.0, tol) == "harmful" and ch09.stated_rule(0.5, -0.02, tol) == "harmful"
+    assert ch09.stated_rule(0.02, 0.01, tol) == "constant"
+    assert ch09.rule_readings() == {"rule_agrees": True, "rule_constant_costs": True}  # the library's test
+
+
+def test_the_rule_check_fails_on_a_test_that_reads_otherwise():
+    m = ch09.rule_readings(read=lambda z, m, t: "constant")  # a constant everywhere, even where nothing costs
+    assert m == {"rule_agrees": False, "rule_constant_costs": False}
+    strict = ch09.rule_readings(read=lambda z, m, t: ch09.stated_rule(z, m, 0.99 * t))  # a tolerance off by 1%
+    assert not strict["rule_agrees"]
+
+
+def test_the_tolerances_span_every_part_but_the_mirror():
+    import pandas as pd
+
+    constant = pd.DataFrame({"tol": [5.6e-5, 5.6e-5]})
+    heads = pd.DataFrame({"tol": [5.7e-5, 5.8e-5]})
+    broadcast = pd.DataFrame({"default": ["zero", "mean"], "ablate_tol": [4.6e-5, 6.8e-4]})
+    m = ch09._tolerances(constant, (heads, None, None), broadcast)
+    assert m == {"tol_lo": 4.6e-5, "tol_hi": 5.8e-5}
+    claim = {c.id: c for c in ch09.CHAPTER.claims}["test-tolerance"]
+    assert claim.run({**GOOD, **m})[0]
+    wide = ch09._tolerances(constant, (heads.assign(tol=[5.7e-5, 1e-4]), None, None), broadcast)
+    assert not claim.run({**GOOD, **wide})[0]  # one model's tolerance twice another's
+    assert ch09._tolerances(None, (heads, None, None), broadcast) == {}  # a part not passed: not measured
+
+
+def bos_row_runs(**change):
+    """Four heads on the task with default c (‖c‖ = 2): a softmax and a sigmoid_norm head on
+    the simplex at BOS's row, and two relu heads, one of them off there."""
+    import pandas as pd
+
+    runs = pd.DataFrame(
+        {
+            "attention": ["softmax", "sigmoid_norm", "relu", "relu"],
+            "seed": [0, 0, 0, 2],
+            "c_norm": [2.0] * 4,
+            "bos_row": [1e-8, 2e-8, 1e-6, 2.7],
+            "bos_row_err": [1e-4, 2e-4, 1e-3, 2.0],
+            "bos_row_gap": [1e-4, 2e-4, 0.4, 10.0],
+            "bos_row_bound": [3e-3, 4e-3, 1.0, 2.2],
+            "rel_err_nontrigger": [1e-8, 2e-8, 0.01, 0.18],
+            "other_bos": [1e-8, 2e-8, 0.01, 0.18],
+            "other_after": [1.05e-8, 2.1e-8, 0.0107, 2.2e-4],
+        }
+    )
+    for k, v in change.items():
+        runs[k] = v
+    return runs
+
+
+def test_bos_rows_checks_the_bound_and_what_bos_row_adds():
+    m = ch09._bos_rows(bos_row_runs())
+    assert m["cd_bos_row_ok"] and m["cd_bos_row_agree"] == 0.0  # the relu heads are off the simplex: not read
+    assert m["cd_bos_row_share"] == pytest.approx(0.05)
+    assert (m["cd_off_n"], m["cd_off_heads"], m["cd_off_bos_row"]) == (1, "relu seed 2", 2.7)
+    assert (m["cd_off_other_lo"], m["cd_off_after_hi"]) == (0.18, 2.2e-4)
+    assert m["cd_other_agree"] == 0.0 and m["cd_rest_change"] == pytest.approx(1.07)
+    claims_ = {c.id: c for c in ch09.CHAPTER.claims}
+    assert claims_["cd-bos-row-bound"].run({**GOOD, **m})[0] and claims_["cd-bos-row-loose"].run({**GOOD, **m})[0]
+    assert claims_["cd-other-rows-count-bos"].run({**GOOD, **m, "cd_off_n": 3})[0]
+    # the value disagrees with the forward pass at BOS's row; the bound fails; it is tight
+    apart = ch09._bos_rows(bos_row_runs(bos_row_err=[1e-4, 3e-4, 1e-3, 2.0]))
+    assert (
+        apart["cd_bos_row_agree"] == pytest.approx(5e-5) and not claims_["cd-bos-row-bound"].run({**GOOD, **apart})[0]
+    )
+    over = ch09._bos_rows(bos_row_runs(bos_row_bound=[5e-5, 4e-3, 1.0, 2.2]))
+    assert not over["cd_bos_row_ok"] and not claims_["cd-bos-row-bound"].run({**GOOD, **over})[0]
+    assert not claims_["cd-bos-row-loose"].run({**GOOD, **over})[0]
+    # the record's figure leaves BOS's row out; or BOS's row moves another head's figure by half
+    left_out = ch09._bos_rows(bos_row_runs(rel_err_nontrigger=[1.05e-8, 2.1e-8, 0.0107, 2.2e-4]))
+    assert not claims_["cd-other-rows-count-bos"].run({**GOOD, **left_out, "cd_off_n": 3})[0]
+    moved = ch09._bos_rows(bos_row_runs(other_after=[1.5e-8, 2.1e-8, 0.0107, 2.2e-4]))
+    assert not claims_["cd-other-rows-count-bos"].run({**GOOD, **moved, "cd_off_n": 3})[0]
+
+
+def test_other_rows_recount_the_records_error_with_bos_row():
+    from attnsink.construct import constant_sink_solution
+    from attnsink.metrics import evaluate
+    from attnsink.task import ConstantTriggerTask
+
+    task = ConstantTriggerTask(default=0.5)
+    model = constant_sink_solution(task, 4.0)
+    m = ch09._other_rows(model, task, 64)
+    assert m["other_bos"] == pytest.approx(evaluate(model, task, n=64).errors["rel_err_nontrigger"])
+    assert m["other_after"] > m["other_bos"]  # BOS's row is exact, the later default rows are not
