@@ -110,6 +110,29 @@ GOOD = {  # the full runs' measures, as the chapter quotes them
     "_ex3_moves": True,
     "_ex3_trig": 2.3e-12,
     "_ex3_over": 56.0,
+    "_d_ordered": True,
+    "_below_floor_all": 0,
+    "ceiling_min": 266.76,
+    "ceiling_over_eta": 9.79e6,
+    "ceiling_per_n": 489.4,
+    "_leak_unit_spread": 2.4e-7,
+    "mu_vac": 0.02503,
+    "mu_vac_short": 0.04685,
+    "twins_n": 5,
+    "_twins_same_steps": True,
+    "twin_weight_diff": 2.22e-4,
+    "twin_weight_max": 0.747,
+    "_twin_mse_diff": 0.020,
+    "_draw_mse_diff": 0.0731,
+    "_ex3_all_caps": True,
+    "ex3_low_cap": "0.5",
+    "ex3_fold_min": 1.804,
+    "ex3_fold_max": 9.597,
+    "ex3_low_d": 0.0671,
+    "ex3_low_trig": 0.4449,
+    "ex3_low_rest": 0.001339,
+    "ex3_high_d": 1.120,
+    "ex3_high_trig": 0.01303,
 }
 
 BREAKS = {  # claim -> a change of the measures that makes it false
@@ -160,6 +183,16 @@ BREAKS = {  # claim -> a change of the measures that makes it false
     "quoted-room": {"_trained_room_min": 440.0},
     "quoted-leak-ratios": {"leak_ratio_max": 14.5},
     "quoted-floor-ratios": {"above_max": 34.0},
+    "hull-bounds-ordered": {"_d_ordered": False},
+    "floor-from-weights-holds": {"_below_floor_all": 1},
+    "ceiling-swamps-eta": {"ceiling_per_n": 90.0},
+    "quoted-ceiling": {"ceiling_min": 250.0},
+    "leak-mse-is-quadratic": {"_leak_unit_spread": 1e-4},
+    "quoted-leak-voids": {"mu_vac": 0.0261},
+    "uncapped-twins": {"_twins_same_steps": False},
+    "quoted-twins": {"_draw_mse_diff": 0.075},
+    "exercise-capped-like-for-like": {"_ex3_all_caps": False},
+    "quoted-exercise-capped": {"ex3_high_trig": 0.0141},
 }
 
 COUPLED = {  # a claim and the claims its break may move too: a structural check and the quoted number it reads
@@ -170,6 +203,7 @@ COUPLED = {  # a claim and the claims its break may move too: a structural check
     "distances-are-accurate": {"quoted-trained-rows"},
     "floors-not-reached": {"quoted-floor-ratios"},
     "cap-zero-far-worse": {"quoted-floor-ratios"},
+    "ceiling-swamps-eta": {"quoted-ceiling"},
 }
 
 
@@ -237,6 +271,25 @@ def test_more_branches_fail():
         ("exercise-shrunk-values", {"_ex1_rest": 2e-3}),
         ("exercise-capped-hand-built", {"_ex3_moves": False}),
         ("exercise-capped-hand-built", {"_ex3_trig": 1e-8}),
+        ("ceiling-swamps-eta", {"ceiling_over_eta": 9e5}),
+        ("quoted-ceiling", {"ceiling_over_eta": 9.6e6}),
+        ("quoted-ceiling", {"ceiling_per_n": 470.0}),
+        ("quoted-leak-voids", {"mu_vac_short": 0.0471}),
+        ("uncapped-twins", {"twins_n": 0}),
+        ("uncapped-twins", {"twin_weight_diff": 2e-3}),
+        ("quoted-twins", {"twin_weight_diff": 2.4e-4}),
+        ("quoted-twins", {"twin_weight_max": 0.76}),
+        ("quoted-twins", {"_twin_mse_diff": 0.022}),
+        ("exercise-capped-like-for-like", {"ex3_fold_min": 0.9}),
+        ("exercise-capped-like-for-like", {"ex3_low_d": 0.8}),
+        ("exercise-capped-like-for-like", {"ex3_low_trig": 1e-4}),
+        ("exercise-capped-like-for-like", {"ex3_high_d": 0.7}),
+        ("quoted-exercise-capped", {"ex3_fold_min": 1.79}),
+        ("quoted-exercise-capped", {"ex3_fold_max": 9.61}),
+        ("quoted-exercise-capped", {"ex3_low_d": 0.068}),
+        ("quoted-exercise-capped", {"ex3_low_trig": 0.43}),
+        ("quoted-exercise-capped", {"ex3_low_rest": 0.0014}),
+        ("quoted-exercise-capped", {"ex3_high_d": 1.09}),
     ]:
         assert not run[cid].run({**GOOD, **change})[0], (cid, change)
 
@@ -282,7 +335,7 @@ def _capped():
     for cap, mse, floor, d in (
         (0.0, 3e-3, 5e-4, 0.03),
         (0.5, 2e-3, 2.5e-4, 0.2),
-        (0.9, 5e-4, 1.8e-5, 0.5),
+        (0.9, 5e-4, 1.8e-5, 1.1),
         (1.0, 3e-8, 0.0, 1.2),
     ):
         for seed in range(2):
@@ -355,6 +408,8 @@ def made_up():
             "floor on D_i from the weights": [0.707, 0.705],
             "certified BOS weight, every row": [0.97, 0.949],
             "sequences with a row below it": [0.0, 0.0],
+            "ceiling on E(x)": [267.0, 266.0],
+            "sequences": [20_000, 20_000],
         }
     )
     tight = pd.DataFrame(
@@ -399,6 +454,19 @@ def made_up():
         }
     )
     exercises = {"shrunk": shrunk, "capped": ex_capped}
+    capped = _capped()
+    at_99 = capped[capped.cap == 0.9].assign(cap=0.99, mse=5e-6, **{"MSE floor": 1.8e-7})  # Exercise 2.3's last cap
+    twins = pd.DataFrame(
+        {
+            "seed": [0, 1],
+            "steps": [775, 883],
+            "chapter 1 steps": [775, 883],
+            "largest weight difference": [1e-4, 2e-4],
+            "largest weight": [0.66, 0.71],
+            "MSE": [3.1e-8, 1.0e-7],
+            "chapter 1 MSE": [3.0e-8, 1.02e-7],
+        }
+    )
     return dict(
         family=family,
         rows=_rows(),
@@ -406,8 +474,9 @@ def made_up():
         steps=steps,
         cert=cert,
         tight=tight,
-        capped=_capped(),
+        capped=pd.concat([capped, at_99], ignore_index=True).sort_values("cap", kind="stable"),
         no_bos=no_bos,
+        twins=twins,
         exercises=exercises,
     )
 
@@ -432,7 +501,7 @@ def test_chapter_2_measures_read_the_made_up_frames():
     # the unit MSEs are 2.3e-3 and 6.5e-4: the vacuous MSE over each, square-rooted
     assert m["_mu_vac_max"] == pytest.approx((m["vacuous_mse"] / 6.5e-4) ** 0.5)
     assert m["_markers_above"] == 0 and m["_trained_room_min"] > 100
-    assert (m["bound_cap_max"], m["free_caps"], m["n_free"], m["n_free_stopped"]) == ("0.5", "0.9", 2, 0)
+    assert (m["bound_cap_max"], m["free_caps"], m["n_free"], m["n_free_stopped"]) == ("0.5", "0.9 to 0.99", 4, 0)
     assert m["_bound_falls"] and m["_all_fall"] and m["_capped_above"] and m["_uncapped_stopped"]
     assert m["ratio"] == pytest.approx(1e5) and m["above_min"] == pytest.approx(6)
     assert m["above_max"] == pytest.approx(5e-4 / 1.8e-5)
@@ -442,6 +511,18 @@ def test_chapter_2_measures_read_the_made_up_frames():
     assert m["nb_floor"] == 4.2e-4 and m["floor_cap0"] == 5e-4 and m["_floor_positive"]  # floors: rounded down
     assert (m["capped_budget"], m["ch1_budget"], m["uncapped_steps_max"], m["leak_mu"]) == (20_000, 50_000, 800, "0.01")
     assert m["family_top_bos_min"] == pytest.approx(0.99991) and m["_below_ran_budget"]
+    # the ceiling against eta = L d MSE = 256 MSE, and over the 20,000 sequences
+    assert m["ceiling_min"] == 266.0 and m["ceiling_over_eta"] == pytest.approx(266.0 / (256 * 1e-7))
+    assert m["ceiling_per_n"] == pytest.approx(266.0 / (256 * 1e-7) / 20_000)
+    assert m["_leak_unit_spread"] < 1e-9 and m["mu_vac"] == pytest.approx((m["vacuous_mse"] / 2.3e-3) ** 0.5)
+    assert m["mu_vac_short"] == pytest.approx(m["_mu_vac_max"]) and m["_d_ordered"] and m["_below_floor_all"] == 0
+    assert (m["twins_n"], m["_twins_same_steps"], m["twin_weight_diff"], m["twin_weight_max"]) == (2, True, 2e-4, 0.71)
+    assert m["_twin_mse_diff"] == pytest.approx(0.1 / 3) and m["twin_mse_diff"] == "3.4%"  # seed 0: 3.1 against 3.0
+    assert m["_draw_mse_diff"] == pytest.approx(0.02) and m["draw_mse_diff"] == "2.0%"  # seed 1: 1.02e-7 against 1e-7
+    # Exercise 2.3 like for like: the hand-built head's MSE over the trained heads' at 0.5, 0.9, 0.99
+    assert (m["ex3_fold_min"], m["ex3_fold_max"]) == (pytest.approx(2), pytest.approx(13))
+    assert (m["ex3_low_cap"], m["ex3_low_d"], m["ex3_low_trig"], m["ex3_low_rest"]) == ("0.5", 0.2, 0.01, 1e-3)
+    assert (m["ex3_high_d"], m["ex3_high_trig"], m["_ex3_all_caps"]) == (1.1, 0.01, True)
     report = claims.run_claims("ch2", "full", **made_up())
     failed = {r["id"] for r in report.rows if not r["holds"]}
     assert {f for f in failed if not f.startswith("quoted-")} == set()  # quoted-*: the full runs' own numbers
@@ -521,3 +602,58 @@ def test_the_exercises_runs_match_what_their_solutions_find():
     assert (ex["shrunk"]["off_min"], ex["shrunk"]["off_max"], ex["shrunk"]["rows"]) == (0.5, 0.9375, 700)
     c = ex["capped"]
     assert list(c.cap) == [0.5, 0.9, 0.99] and (c.mse > c["MSE floor"]).all()
+
+
+def test_the_ceiling_on_one_sequences_error_holds_and_is_exact_for_the_hand_built_head():
+    from attnsink import evaluate
+    from attnsink.model import AttentionModel
+
+    task = TriggerTask()
+    # the hand-built head's values are the tokens but BOS: the longest is sqrt(m + 1) = sqrt(14),
+    # so the ceiling is 15 * 14 + (2 sqrt(14))^2 = 266
+    assert ch02.error_ceiling(softmax_solution(task, 12.0), task) == pytest.approx(266.0)
+    for t, std in ((task, 0.5), (TriggerTask(d_model=20, seq_len=6), 0.3)):  # m = 13: exact; m = 17: triangle
+        head = AttentionModel(t.d_model, seed=1, init_std=std)
+        ceiling = ch02.error_ceiling(head, t)
+        ev = evaluate(head, t, n=300)
+        assert (ev.y_hat - ev.batch.y).pow(2).sum(dim=(1, 2)).max().item() <= ceiling  # it is a ceiling
+    with pytest.raises(ValueError, match="one-layer"):
+        ch02.error_ceiling(AttentionModel(16, n_heads=2), task)
+    with pytest.raises(ValueError, match="BOS"):
+        ch02.error_ceiling(AttentionModel(16), TriggerTask(bos=False))
+
+
+def test_the_uncapped_twins_are_paired_by_seed_and_an_empty_pairing_fails_its_claim():
+    task = TriggerTask()
+    head = lambda: softmax_solution(task, 12.0)  # noqa: E731
+    trained = [SimpleNamespace(model=head(), seed=0, steps=10)]
+    cb = SimpleNamespace(
+        results={1.0: [SimpleNamespace(model=head(), seed=0, steps=10), SimpleNamespace(model=head(), seed=7, steps=3)]}
+    )
+    twins = ch02.uncapped_twins(trained, cb, task)
+    assert list(twins.seed) == [0] and twins["largest weight difference"].iloc[0] == 0  # seed 7 has no twin
+    assert twins.MSE.iloc[0] == twins["chapter 1 MSE"].iloc[0] and twins.steps.iloc[0] == 10
+    assert len(ch02.uncapped_twins(trained, SimpleNamespace(results={}), task)) == 0
+    found = made_up()
+    found["twins"] = found["twins"].iloc[:0]
+    m = ch02.measures(**found)
+    assert m["twins_n"] == 0 and not m["_twins_same_steps"]
+    assert "uncapped-twins" in {r["id"] for r in claims.run_claims("ch2", "full", **found).failed}
+    found = made_up()
+    found["twins"].loc[0, "steps"] = 776  # a twin that stopped a step later
+    assert "uncapped-twins" in {r["id"] for r in claims.run_claims("ch2", "full", **found).failed}
+
+
+def test_exercise_2_3_compares_like_for_like_and_fails_where_a_cap_was_not_trained():
+    found = made_up()
+    found["capped"] = found["capped"][found["capped"].cap != 0.99]  # the quick profile trains no 0.99
+    m = ch02.measures(**found)
+    assert not m["_ex3_all_caps"] and m["ex3_fold_min"] == pytest.approx(2) and m["ex3_high_d"] == 1.1
+    assert "exercise-capped-like-for-like" in {r["id"] for r in claims.run_claims("ch2", "full", **found).failed}
+    found = made_up()
+    found["rows"].loc[0, "d_upper"] = 0.5  # below the hand-built head's floor of 0.7, and below its D_i⁻
+    failed = {r["id"] for r in claims.run_claims("ch2", "full", **found).failed}
+    assert {"hull-bounds-ordered", "floor-from-weights-holds"} <= failed
+    found = made_up()
+    found["tight"].loc[1, "test MSE"] *= 1.001  # a leak whose MSE is not its mass squared times one unit
+    assert "leak-mse-is-quadratic" in {r["id"] for r in claims.run_claims("ch2", "full", **found).failed}
