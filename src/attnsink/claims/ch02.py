@@ -106,8 +106,9 @@ def row_terms(heads: dict, task: TriggerTask, *, n: int = 200) -> tuple[pd.DataF
     (:func:`attnsink.metrics.sink_bound_terms`, kept in the results cache), as one frame, and
     the terms themselves by head. Columns: ``source``, ``head``, ``mass_off_bos``, ``rhs``
     (the errors at the row and at BOS's row), ``d_lower``/``d_upper`` (D_i), ``scaled_error``
-    (rhs / D_i), ``floor`` (the head's floor on D_i from its weights) and ``whp`` (the
-    corollary's bound at :data:`DELTA`, with eta the head's mean squared error per sequence)."""
+    (rhs / D_i, read with the upper bound ``d_upper``), ``floor`` (the head's floor on D_i
+    from its weights) and ``whp`` (the corollary's bound at :data:`DELTA`, with eta the
+    head's mean squared error per sequence)."""
     bound_terms = memoized(sink_bound_terms)  # certified hull distances are slow: cached
     terms = {name: bound_terms(model, task, n=n) for name, model in heads.items()}
     frames = []
@@ -128,7 +129,7 @@ def row_terms(heads: dict, task: TriggerTask, *, n: int = 200) -> tuple[pd.DataF
             )
         )
     rows = pd.concat(frames, ignore_index=True)
-    rows["scaled_error"] = rows.rhs / rows.d_lower
+    rows["scaled_error"] = rows.rhs / rows.d_upper  # D_i <= d_upper: a dot above the diagonal proves the row
     return rows, terms
 
 
@@ -457,7 +458,7 @@ def exercise_runs(task: TriggerTask) -> dict:
     errors = evaluate(shrunk, task).summary()
     st = sink_bound_terms(shrunk, task, n=50)
     unscaled = sink_bound_terms(softmax_solution(task, 0.0), task, n=50)
-    lhs, rhs = st["mass_off_bos"] * st["d_lower"], st["err_row"] + st["err_bos"]
+    lhs, rhs = st["mass_off_bos"] * st["d_upper"], st["err_row"] + st["err_bos"]
     capped = []
     for c in EX_CAPS:
         e = evaluate(with_attention(softmax_solution(task, 12.0), f"softmax_cap{c}"), task).summary()
@@ -563,7 +564,7 @@ def _row_measures(rows: pd.DataFrame, checks: pd.DataFrame, steps: pd.DataFrame)
     return {
         "n_rows": int(len(rows)),
         "rows_per_head": int(len(rows) // rows["head"].nunique()),
-        "n_violations": int((rows.mass_off_bos * rows.d_lower > rows.rhs + 1e-6).sum()),
+        "n_violations": int((rows.mass_off_bos * rows.d_upper > rows.rhs + 1e-6).sum()),
         "max_gap": at_most((rows.d_upper - rows.d_lower).max()),
         "_max_gap": float((rows.d_upper - rows.d_lower).max()),
         "_d_ordered": bool(((rows.d_lower >= 0) & (rows.d_lower <= rows.d_upper)).all()),
