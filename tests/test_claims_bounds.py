@@ -20,7 +20,8 @@ def test_the_side_of_a_bound_is_read_from_the_words_before_it():
         "Neither moves the loss by more than\n  {glue:text}`wrapped` nats.\n"
         "* It runs from {glue:text}`r_lo` to {glue:text}`r_hi`, between {glue}`b_lo` and {glue:text}`b_hi`.\n"
         "* A line may break inside the words: at\n  most {glue:text}`broken`.\n"
-        "* A range may carry a unit: between {glue:text}`u_lo`$/j$ and {glue:text}`u_hi`$/j$."
+        "* A range may carry a unit: between {glue:text}`u_lo`$/j$ and {glue:text}`u_hi`$/j$.\n"
+        "* A dash makes a range too: {glue:text}`d_lo`–{glue:text}`d_hi`, or {glue:text}`s_lo` – {glue:text}`s_hi`."
     )
     assert bounds.stated_bounds(md) == {
         "lo": "lower",
@@ -39,6 +40,10 @@ def test_the_side_of_a_bound_is_read_from_the_words_before_it():
         "broken": "upper",
         "u_lo": "lower",
         "u_hi": "upper",
+        "d_lo": "lower",
+        "d_hi": "upper",
+        "s_lo": "lower",
+        "s_hi": "upper",
     }  # a number after no bound word is not a bound
 
 

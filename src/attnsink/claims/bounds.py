@@ -26,7 +26,7 @@ _BOUND = re.compile(rf"(?<![\w-])({_WORD})\s+\{{glue(?::text)?\}}`([A-Za-z_][\w]
 _GLUED = r"\{glue(?::text)?\}`([A-Za-z_]\w*)`"
 _UNIT = r"[^\s{]{0,8}"  # a unit after a number: "$/j$", "%"
 _RANGE = re.compile(
-    rf"(?:(?<![\w-])between\s+{_GLUED}{_UNIT}\s+and|{_GLUED}{_UNIT}\s*(?:to|–))\s+{_GLUED}", re.IGNORECASE
+    rf"(?:(?<![\w-])between\s+{_GLUED}{_UNIT}\s+and\s+|{_GLUED}{_UNIT}(?:\s*to\s+|\s*–\s*)){_GLUED}", re.IGNORECASE
 )
 _CLAUSE = re.compile(r"[.:;]\s|\(|\n\s*[*-]\s|\n\s*\n")
 _NEGATION = re.compile(r"\b(no|not|none|never|nor|neither|nothing)\b", re.IGNORECASE)
