@@ -105,6 +105,15 @@ GOOD = {
     "own_bos_gap": 0.0068,
     "_trigger_bos_min": 0.257,
     "content_trigger": 0.012,
+    "own_bos_gap_seq": 0.0155,
+    "content_trigger_seq": 0.0281,
+    "nb_mse_floor_rel": 0.0803,
+    "nb_soft_sum_min": 0.4316,
+    "nb_mse_units_gap": 0.013,
+    "pw_nb_heads": 5,
+    "pw_nb_shape": True,
+    "pw_nb_simplex_gap": 1.2e-7,
+    "ch6_solved_pct": "1%",
     "nb_n_test": 2000,
     "nb_soft_other_max": 1.4e-13,
     "_nb_self_positions": list(range(2, 16)),
@@ -156,6 +165,9 @@ BREAKS = {  # claim -> a change of the measures that makes it false
     "trained-bos-makes-up": {"own_bos_gap": 0.02},  # trigger token and BOS do not add up to the target
     "nobos-softmax-self-every-j": {"nb_soft_other_max": 1e-3},  # the trigger row averages a little
     "nobos-substitution": {"nb_subst_gap": 1e-6},  # the written floor is not the library's
+    "trained-bos-makes-up-per-sequence": {"own_bos_gap_seq": 0.04},  # one sequence far from 1
+    "nobos-corollary-hypotheses": {"pw_nb_shape": False},  # a residual stream: the corollary is silent
+    "nobos-mse-units": {"nb_mse_units_gap": 0.05},  # the MSE is not the relative errors' sum
 }
 
 
@@ -218,6 +230,15 @@ def test_the_other_branches_of_the_claims_break_them_too(change):
         ("nobos-softmax-self-every-j", {"_nb_self_positions": [7]}),  # read at one trigger position only
         ("nobos-softmax-self-every-j", {"nb_soft_other_max": 2e-6}),
         ("nobos-substitution", {"nb_subst_gap": float("nan")}),  # a floor that does not compute
+        ("trained-bos-makes-up-per-sequence", {"content_trigger_seq": 0.06}),  # content carries the channel
+        ("trained-bos-makes-up-per-sequence", {"own_bos_gap_seq": 0.005}),  # per sequence tighter than the mean
+        ("trained-bos-makes-up-per-sequence", {"content_trigger_seq": 0.01}),  # ditto, for the content tokens
+        ("nobos-corollary-hypotheses", {"pw_n_noise": 1}),  # one noise coordinate: the corollary needs two
+        ("nobos-corollary-hypotheses", {"pw_nb_heads": 0}),  # no softmax head without BOS read
+        ("nobos-corollary-hypotheses", {"pw_nb_simplex_gap": 1e-3}),  # rows off the simplex
+        ("nobos-mse-units", {"nb_mse_floor_rel": 0.06}),  # the floor not about 0.08
+        ("nobos-mse-units", {"nb_mse_floor_rel": 0.1}),
+        ("nobos-mse-units", {"nb_soft_sum_min": 0.35}),  # a head whose errors sum below the stated 0.4
     ],
 )
 def test_each_new_check_fails_on_each_of_its_branches(claim, change):
@@ -234,6 +255,9 @@ def test_each_new_check_fails_on_each_of_its_branches(claim, change):
         ("nobos-softmax-self-every-j", {"nb_soft_other_max": 9e-7}),
         ("nobos-substitution", {"nb_subst_gap": 0.0}),
         ("positive-weights-hypotheses", {"pw_n_noise": 2, "pw_heads": 1, "pw_a11_min": 1e-30}),
+        ("trained-bos-makes-up-per-sequence", {"own_bos_gap_seq": 0.0299, "content_trigger_seq": 0.0499}),
+        ("nobos-corollary-hypotheses", {"pw_n_noise": 2, "pw_nb_heads": 1, "pw_nb_simplex_gap": 9e-6}),
+        ("nobos-mse-units", {"nb_mse_units_gap": 0.029, "nb_mse_floor_rel": 0.071, "nb_soft_sum_min": 0.401}),
     ],
 )
 def test_each_new_check_holds_at_the_edge_of_what_it_states(claim, change):
@@ -251,6 +275,27 @@ def test_the_floor_written_out_is_the_librarys():
     assert ch03._substituted_floor(task, 10.0) == 0  # every A'_j used up: the floor is 0
 
 
+def test_the_signal_is_the_trigger_targets_mean_squared_length_without_bos():
+    task = TriggerTask(bos=False)
+    b = task.sample(200_000, generator=torch.Generator().manual_seed(1))
+    measured = b.y[b.is_trigger].double().pow(2).sum(-1).mean().item()
+    assert ch03._signal(task) == pytest.approx(measured, rel=5e-3)
+    assert ch03._signal(task) == pytest.approx(1.3612, abs=1e-4)
+
+
+def test_the_mse_in_relative_units_is_the_relative_errors_sum():
+    import pandas as pd
+
+    task = TriggerTask(bos=False)
+    units = task.seq_len * task.d_model / ch03._signal(task)
+    soft = pd.DataFrame({"rel_err_trigger": [0.4, 0.5], "rel_err_nontrigger": [1e-3, 0.0]})
+    soft["mse"] = (soft.rel_err_trigger + 15 * soft.rel_err_nontrigger) / units * [1.0, 1.02]
+    got = ch03._mse_units(task, soft)
+    assert got["nb_soft_sum_min"] == pytest.approx(0.415)
+    assert got["nb_mse_units_gap"] == pytest.approx(0.02)  # the second head's MSE 2% off its sum
+    assert got["nb_mse_floor_rel"] == pytest.approx(0.0803, abs=1e-3)
+
+
 def fake_runs(task):
     """Made-up runs: the construction stands in for every trained ReLU head (c = 1, no BOS
     weight), with the visible-key scale for the relu_visible heads; a freshly initialised
@@ -266,9 +311,11 @@ def fake_runs(task):
     soft[:, j, j] = 1.0  # the trigger row sits on the trigger
     relu = torch.zeros(4, L, L)
     relu[:, j, : j + 1] = 0.4
+    # an MSE that matches the relative errors 0.4 and 5e-4: L d_model MSE / S = 0.4 + 15 × 5e-4
+    mse = 0.4075 * ch03._signal(TriggerTask(bos=False)) / (task.seq_len * task.d_model)
     runs = [
         {"no_bos": True, "attention": "softmax", "seed": 0, "stopped_early": False, "rel_err_trigger": 0.4}
-        | {"rel_err_nontrigger": 5e-4, "attn_mass_nontrigger": 1.0, "bos_mass_nontrigger": 0.22, "mse": 0.003},
+        | {"rel_err_nontrigger": 5e-4, "attn_mass_nontrigger": 1.0, "bos_mass_nontrigger": 0.22, "mse": mse},
         {"no_bos": True, "attention": "relu_visible", "seed": 0, "stopped_early": True, "rel_err_trigger": 1e-5}
         | {"rel_err_nontrigger": 0.0, "attn_mass_nontrigger": 0.0, "bos_mass_nontrigger": 0.0, "mse": 1e-9},
         {"no_bos": False, "attention": "softmax", "seed": 0},  # with BOS: not read
@@ -336,6 +383,10 @@ def test_chapter_3_measures_read_made_up_runs():
     assert m["nb_soft_other_max"] > 0.5 and m["nb_subst_gap"] < 1e-9
     assert (m["pw_n_noise"], m["pw_heads"], m["pw_shape"], m["pw_a00_min"]) == (13, 2, True, 1.0)
     assert 0 < m["pw_a11_min"] < 1
+    assert (m["pw_nb_heads"], m["pw_nb_shape"]) == (1, True) and m["pw_nb_simplex_gap"] < 1e-5
+    assert m["nb_soft_sum_min"] == pytest.approx(0.4075) and m["nb_mse_units_gap"] < 1e-9
+    assert m["own_bos_gap_seq"] < 1e-5 and m["content_trigger_seq"] == 0  # the construction, sequence by sequence
+    assert m["ch6_solved_pct"] == "1%"
     report = claims.run_claims("ch3", "full", task, batch, visible_runs, relu_runs, nobos)
     failed = {r["id"] for r in report.rows if not r["holds"]}
     # the stand-ins are not the trained heads: no BOS term, no rescaling to gain from, scores at
@@ -348,6 +399,7 @@ def test_chapter_3_measures_read_made_up_runs():
         "trained-gamma-range",
         "trained-own-value",
         "trained-bos-makes-up",
+        "trained-bos-makes-up-per-sequence",  # no spread to widen
         "nobos-softmax-self-every-j",
         "ex-margins",
     }

@@ -2,8 +2,9 @@
 count the averaged tokens for the head to be exact, the ReLU heads of chapter 1 find the
 construction up to a rescaling, a shorter value for the trigger token and a term from BOS that
 makes up the difference (fixed at each trigger position, barely moved by the content), and
-without BOS a ReLU head with the visible-key scale still solves the task while a softmax head,
-or a ReLU head with the paper's scale, cannot.
+without BOS a ReLU head with the visible-key scale still solves the task exactly while a softmax
+head (one layer, values of the key token only, no residual stream) or a ReLU head with the paper's
+scale cannot be exact.
 
 :func:`measures` builds the construction (:func:`attnsink.construct.relu_solution`), runs it on
 the chapter's test batch, and reads the trained heads of :func:`attnsink.experiments.single_layer`
@@ -26,6 +27,7 @@ from ..prose import bound, readable
 from ..task import TriggerTask
 from ..theory import mse_lower_bound, position_scale_error_bound, trigger_error_lower_bound
 from .base import Chapter
+from .ch06 import SOLVED
 
 CHAPTER = Chapter("ch3")
 BOTH = ("quick", "full")
@@ -193,8 +195,9 @@ def _bos_and_diagonal(relu_runs, batch, compare, positions) -> dict:
 def _trigger_channel(relu_runs, batch, compare, positions) -> dict:
     """Where the output's trigger channel at the trigger row comes from, per seed and trigger
     position j, in units of the target's 1/j: γ times the value map's trigger entry (W_VO)_{1,1}
-    (the construction: 1), and j times the mean that the trigger token's own value, BOS's value and
-    the content tokens' values add there (the construction: 1, 0 and 0)."""
+    (the construction: 1), and j times the mean, over the sequences with the trigger at j, of what
+    the trigger token's own value, BOS's value and the content tokens' values add there (the
+    construction: 1, 0 and 0). The ``_seq`` measures take the same gaps sequence by sequence."""
     gamma = compare.set_index(["seed", "trigger j"])["j x weight on keys 1..j"]
     rows = []
     for r in relu_runs:
@@ -212,6 +215,8 @@ def _trigger_channel(relu_runs, batch, compare, positions) -> dict:
                     "own": part[:, j].mean().item(),
                     "bos": part[:, 0].mean().item(),
                     "content": part[:, 1:j].sum(1).mean().item(),
+                    "gap_seq": (part[:, j] + part[:, 0] - 1).abs().max().item(),
+                    "content_seq": part[:, 1:j].sum(1).abs().max().item(),
                 }
             )
     d = pd.DataFrame(rows)
@@ -221,6 +226,8 @@ def _trigger_channel(relu_runs, batch, compare, positions) -> dict:
         "own_value_max": float(d["own value"].max()),
         "own_bos_gap": float((d.own + d.bos - 1).abs().max()),
         "content_trigger": float(d.content.abs().max()),
+        "own_bos_gap_seq": float(d.gap_seq.max()),
+        "content_trigger_seq": float(d.content_seq.max()),
         "_trigger_bos_min": float(d.bos.min()),
         "_own_entry": d.groupby("seed")["entry"].first(),
     }
@@ -274,6 +281,7 @@ def _no_bos(nobos) -> dict:
         "nb_bound_ok": bool((soft.rel_err_trigger.to_numpy() >= np.array(bounds)).all()),
         "nb_mse_floor": mse_lower_bound(task),
         "nb_soft_mse_min": float(soft.mse.min()),
+        **_mse_units(task, soft),
         "nb_soft_vnorm": norms["softmax"],
         "nb_relu_vnorm": norms["relu_visible"],
         "nb_soft_self": float(soft_map[:, j, j].mean()),
@@ -297,6 +305,30 @@ def _no_bos(nobos) -> dict:
     }
 
 
+def _signal(task) -> float:
+    """S = E|y_j|^2, the trigger target's mean squared length, on the task without BOS: given j,
+    (1 + j^2)/(j+1)^2 + m/(3(j+1)), averaged over the trigger positions j = 2..L-1."""
+    j = np.arange(2, task.seq_len, dtype=float)
+    return float(np.mean((1 + j**2) / (j + 1) ** 2 + task.n_noise / (3 * (j + 1))))
+
+
+def _mse_units(task, soft) -> dict:
+    """The test MSE in the units of the relative errors, for the softmax runs ``soft`` without BOS
+    (one row each). The MSE averages the squared error over L rows and d_model channels, and the
+    relative errors divide by S (:func:`_signal`), so L d_model MSE / S is, in expectation, the
+    relative error at the trigger plus L - 1 times the relative error elsewhere (a sequence has one
+    trigger row and L - 1 others). The corollary's MSE floor in those units, the heads' sums, and
+    how far each head's MSE in those units lies from its sum, relatively (S is the expected one, the
+    errors measured)."""
+    units = task.seq_len * task.d_model / _signal(task)
+    total = soft.rel_err_trigger + (task.seq_len - 1) * soft.rel_err_nontrigger
+    return {
+        "nb_mse_floor_rel": mse_lower_bound(task) * units,
+        "nb_soft_sum_min": float(total.min()),
+        "nb_mse_units_gap": float((soft.mse * units / total - 1).abs().max()),
+    }
+
+
 def _substituted_floor(task, eps: float) -> float:
     """Corollary 2.2's floor on the relative error at the trigger as the text writes it: with
     e = (L-1) S eps, mean_j (A'_j - sqrt(j e))_+^2 / S, S the trigger target's mean squared length
@@ -304,7 +336,7 @@ def _substituted_floor(task, eps: float) -> float:
     L, m = task.seq_len, task.n_noise
     j = np.arange(2, L, dtype=float)
     a = np.sqrt((m - 1) * j / 3) / (j + 1)
-    s = float(np.mean((1 + j**2) / (j + 1) ** 2 + m / (3 * (j + 1))))
+    s = _signal(task)
     return float(np.mean(np.clip(a - np.sqrt(j * (L - 1) * s * eps), 0, None) ** 2) / s)
 
 
@@ -317,22 +349,34 @@ def _off_trigger_weight(model, test) -> float:
 
 def _positive_weights(nobos, task) -> dict:
     """What Proposition 6.1 needs, on the chapter's softmax heads (with BOS and without): one causal
-    head, no residual stream (so values read the key token only), at least two noise coordinates,
-    and a_00 and a_11 positive on every one of 2000 test sequences."""
-    heads, shape, a00, a11 = 0, True, np.inf, np.inf
+    head, no residual stream (so values read the key token only, and the output is the weighted sum
+    of the values), at least two noise coordinates, and a_00 and a_11 positive on every one of 2000
+    test sequences. And what Corollary 2.2 needs of the heads without BOS: the same shape, and rows
+    on the simplex (``pw_nb_simplex_gap``: how far a row's weights on its visible keys are from
+    summing to 1, or below 0, at most)."""
+    heads, nb_heads, shape, nb_shape, a00, a11, simplex_gap = 0, 0, True, True, np.inf, np.inf, 0.0
     for bos in (True, False):
         test = TriggerTask(bos=bos).sample(2000, generator=torch.Generator().manual_seed(3))
         for r in nobos.results.get(("softmax", bos), []):
             model, heads = r.model, heads + 1
-            shape &= model.n_layers == model.n_heads == 1 and model.causal and not model.residual
+            one_head = model.n_layers == model.n_heads == 1 and model.causal and not model.residual
+            shape &= one_head
             _, (attn,) = model(test.x)
             a00, a11 = min(a00, attn[:, 0, 0, 0].min().item()), min(a11, attn[:, 0, 1, 1].min().item())
+            if not bos:
+                nb_heads, nb_shape = nb_heads + 1, nb_shape and one_head
+                rows = attn[:, 0].double()  # (sequences, query, key); the causal mask zeroes the keys after the query
+                gap = max((rows.sum(-1) - 1).abs().max().item(), -rows.min().item())
+                simplex_gap = max(simplex_gap, gap)
     return {
         "pw_n_noise": task.n_noise,
         "pw_heads": heads,
         "pw_shape": bool(shape),
         "pw_a00_min": float(a00),
         "pw_a11_min": float(a11),
+        "pw_nb_heads": nb_heads,
+        "pw_nb_shape": bool(nb_shape),
+        "pw_nb_simplex_gap": float(simplex_gap),
     }
 
 
@@ -375,6 +419,7 @@ def _exercises(task, batch, relu_runs) -> dict:
         "ex2_relu_rel_pred": float(np.mean(signal / j**2) / np.mean(signal)),  # output (j+1)/j times the target
         "ex2_visible_linf": float(swap["relu_visible"]["linf"]),
         "ex2_off_max": float(max(s["attn_mass_nontrigger"] for s in swap.values())),
+        "ch6_solved_pct": f"{SOLVED:.0%}",  # chapter 6's "solved": a relative error within this
         "ex3_off_min": float(margins.off.min()),
         "ex3_off_max": float(margins.off.max()),
         "ex3_on_min": float(margins.on.min()),
@@ -631,15 +676,30 @@ def _(m):
 
 @CHAPTER.claim(
     "trained-bos-makes-up",
-    "BOS makes up what the trigger's own value leaves out: at every seed and trigger position j, j times the "
-    "trigger channel that the trigger token and BOS add at the trigger row lies within 0.01 of 1, BOS adding "
-    "over 0.2 of it; the content tokens add at most 0.02/j.",
+    "BOS makes up what the trigger's own value leaves out: at every seed and trigger position j, on average "
+    "over the sequences with the trigger at j, j times the trigger channel that the trigger token and BOS add "
+    "at the trigger row lies within 0.01 of 1, BOS adding over 0.2 of it; the content tokens add at most "
+    "0.02/j in size.",
 )
 def _(m):
     holds = m["own_bos_gap"] < 0.01 and m["_trigger_bos_min"] > 0.2
     return holds and m["content_trigger"] < 0.02, (
         f"trigger token + BOS within {m['own_bos_gap']:.4f} of 1; BOS at least {m['_trigger_bos_min']:.3f}; "
         f"content at most {m['content_trigger']:.3f}"
+    )
+
+
+@CHAPTER.claim(
+    "trained-bos-makes-up-per-sequence",
+    "Sequence by sequence the spread is wider, but still small: in every test sequence, j times the trigger "
+    "channel that the trigger token and BOS add lies within 0.03 of 1, and the content tokens add at most "
+    "0.05/j in size.",
+)
+def _(m):
+    wider = m["own_bos_gap_seq"] > m["own_bos_gap"] and m["content_trigger_seq"] > m["content_trigger"]
+    return wider and m["own_bos_gap_seq"] < 0.03 and m["content_trigger_seq"] < 0.05, (
+        f"trigger token + BOS within {m['own_bos_gap_seq']:.4f} of 1 (on average {m['own_bos_gap']:.4f}); "
+        f"content at most {m['content_trigger_seq']:.3f} (on average {m['content_trigger']:.3f})"
     )
 
 
@@ -666,6 +726,36 @@ def _(m):
 def _(m):
     return m["nb_bound_ok"] and m["nb_soft_mse_min"] >= m["nb_mse_floor"], (
         f"trigger floors hold: {m['nb_bound_ok']}; MSE {m['nb_soft_mse_min']:.3g} ≥ {m['nb_mse_floor']:.3g}"
+    )
+
+
+@CHAPTER.claim(
+    "nobos-corollary-hypotheses",
+    "The softmax heads trained without BOS meet the hypotheses of Corollary 2.2: the task has at least two noise "
+    "coordinates, and each is one causal head with no residual stream (values of the key token only, output "
+    "their weighted sum) whose rows lie on the simplex on every test sequence.",
+    profiles=BOTH,
+)
+def _(m):
+    holds = m["pw_n_noise"] >= 2 and m["pw_nb_heads"] >= 1 and m["pw_nb_shape"]
+    return holds and m["pw_nb_simplex_gap"] < 1e-5, (
+        f"m = {m['pw_n_noise']}; {m['pw_nb_heads']} heads, one causal layer without residual: {m['pw_nb_shape']}; "
+        f"rows off the simplex by at most {m['pw_nb_simplex_gap']:.2g}"
+    )
+
+
+@CHAPTER.claim(
+    "nobos-mse-units",
+    "In the units of the relative errors (times L·d_model/S), each softmax head's test MSE is within 3% of its "
+    "relative error at the trigger plus L-1 times its relative error elsewhere. The corollary's MSE floor is "
+    "then about 0.08, and each head's sum is above 0.4.",
+    profiles=BOTH,
+)
+def _(m):
+    holds = m["nb_mse_units_gap"] < 0.03 and 0.07 < m["nb_mse_floor_rel"] < 0.09
+    return holds and m["nb_soft_sum_min"] > 0.4, (
+        f"MSE in those units within {m['nb_mse_units_gap']:.1%} of the sum; floor {m['nb_mse_floor_rel']:.4f}; "
+        f"sums at least {m['nb_soft_sum_min']:.3f}"
     )
 
 
@@ -896,7 +986,7 @@ def table_trigger_rows(m: dict):
         **{
             "γ, least over j": ("j x weight on keys 1..j", "min"),
             "γ, largest over j": ("j x weight on keys 1..j", "max"),
-            "largest std of j × weight over keys": ("j x spread", "max"),
+            "spread, largest over j": ("j x spread", "max"),
             "j × weight on BOS, least": ("j x weight on BOS", "min"),
             "j × weight on BOS, largest": ("j x weight on BOS", "max"),
         }
@@ -904,10 +994,10 @@ def table_trigger_rows(m: dict):
     positions = m["_c_positions"]
     return table(
         by_seed.reset_index(),
-        f"Table 3.4. Chapter 1's ReLU heads at the trigger row, one row per seed, over trigger positions "
-        f"j = {positions[0]}..{positions[-1]} (2000 test sequences). γ is j times the mean weight on keys 1..j "
-        "(the construction: 1, and 0 on BOS); the spread is the largest standard deviation of j × weight "
-        "over those keys.",
+        f"Table 3.4. Chapter 1's ReLU heads at the trigger row, per seed, over trigger positions "
+        f"j = {positions[0]}..{positions[-1]} (2000 test sequences). γ: j times the mean weight on keys 1..j (the "
+        "construction: 1). Spread: the standard deviation of j × weight, pooled over those keys and the "
+        "sequences with trigger j.",
         index=False,
     )
 
