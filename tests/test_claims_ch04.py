@@ -35,7 +35,12 @@ GAPS = pd.DataFrame(
 GAPS["least ÷ F_L ≥"] = GAPS["least weight ≥"] / GAPS["F_L(θ)"]
 
 GOOD = {
-    "cancel_err": 2.4e-7,
+    "cancel_err": 2.384e-7,
+    "cancel_bound20": 1.319e-7,
+    "cancel_err64": 3.62e-8,
+    "_cancel_err64_entry": 2.9e-8,
+    "_cancel_last_margin": 20.0,
+    "float32_step": 2.0**-23,
     "_cancel_falls": True,
     "_cancel_nontrig_bos": 0.5,
     "_cancel_uniform_gap": 0.0,
@@ -138,6 +143,7 @@ GOOD = {
     "_two_weight": 2.0,
     "price_two_err": 6.8e-12,
     "price_soft_err": 1.5e-5,
+    "_price_soft_errs": [1.2e-5, 1.5e-5, 9e-6, 1.1e-5, 1.3e-5],
     "price_relu_off": 3.9e-4,
     "_price_relu_off": 3.85e-4,
     "price_relu_err": 2.06e-5,
@@ -160,6 +166,8 @@ BREAKS = {  # claim -> a change of the measures that makes it false
     "cancel-error-falls": {"cancel_err": 3e-6},
     "cancel-no-sink": {"_cancel_nontrig_bos": 0.6},
     "cancel-sinks-at-trigger": {"_cancel_trig_bos": 0.999},
+    "cancel-float32-floor": {"cancel_err64": 1.4e-7},  # float64 above the bound: not float32's floor
+    "soft-err-worst": {"_price_soft_errs": [1.2e-5, 1.5e-5, 9e-6, 1.1e-5]},  # 4 seeds, not the text's 5
     "exact-is-exact": {"_exact_error": 1e-30},
     "exact-fails-in-float64": {"exact_update_max": 1.2},
     "exact-pays-the-floor": {"exact_over_floor": 0.9},
@@ -251,6 +259,13 @@ def test_claims_catch_more_than_one_way_to_fail():
     assert not by_id["relu-off"].run({**GOOD, "price_relu_off": 3.8e-4})[0]  # rounded the wrong way
     assert not by_id["random-slack"].run({**GOOD, "_random_slack": 2e-5, "random_slack": 2e-5})[0]
     assert not by_id["soft-weight"].run({**GOOD, "price_soft_weight_lo": 1.9})[0]
+    assert not by_id["cancel-float32-floor"].run({**GOOD, "cancel_err": 1.1e-7})[0]  # under the bound after all
+    assert not by_id["cancel-float32-floor"].run({**GOOD, "cancel_err": 3.6e-7})[0]  # more than two float32 steps
+    assert not by_id["cancel-float32-floor"].run({**GOOD, "_cancel_last_margin": 10.0})[0]  # not margin 20
+    assert not by_id["cancel-float32-floor"].run({**GOOD, "_cancel_err64_entry": 4e-8})[0]  # an entry above its row
+    worse = [1.2e-5, 1.6e-5, 9e-6, 1.1e-5, 1.3e-5]  # a seed worse than the text's "at most"
+    assert not by_id["soft-err-worst"].run({**GOOD, "_price_soft_errs": worse})[0]
+    assert not by_id["soft-err-worst"].run({**GOOD, "price_soft_seeds": 4})[0]
     assert not by_id["soft-weight"].run({**GOOD, "_price_soft_weight": 3.15, "price_soft_weight": 3.2})[0]
 
 
@@ -406,6 +421,7 @@ def test_the_budget_measures_read_made_up_tables():
     m = ch04._budget(front, models, rows, fake_heads())
     assert m["cost_ratio_half"] == ch04._at_least(m["cost_half"] / 3.0)
     assert m["path_bos_half"] == 0.5 and 0.74 < m["path_bos_34"] < 0.75 and 0.89 < m["path_bos_09"] < 0.9
+    assert m["_price_soft_errs"] == [1e-5, 2e-5]
     assert m["price_soft_err"] == 2e-5 and (m["price_soft_weight_lo"], m["price_soft_weight"]) == (2.5, 3.0)
     # each path falls a decade of error per quarter decade of weight: 2e-5 lies 1.7 decades down
     assert m["cost_half"] == pytest.approx(1e4 * 10 ** (math.log10(1e-3 / 2e-5) / 4))
@@ -454,3 +470,15 @@ def test_the_paths_heads_look_at_bos_up_to_the_cap_and_f_crosses_two_where_bisec
     t = ch04.crossing_two(16)
     assert cancellation_weight_floor(16, t - 1e-6) > 2 > cancellation_weight_floor(16, t + 1e-6)
     assert math.isnan(ch04.crossing_two(3)) or ch04.crossing_two(3) > 0.5
+
+
+def test_the_cancelling_heads_in_float64_stay_under_the_proofs_bound_and_the_floor_reads_the_table():
+    from attnsink.task import TriggerTask
+
+    task = TriggerTask(d_model=8, seq_len=8, residual=True)
+    far, near = ch04.cancel_float64(task, 20.0, n=200), ch04.cancel_float64(task, 2.0, n=200)
+    assert far["entry"] <= far["row"] <= far["bound"] == pytest.approx(math.sqrt(8) * 8 * math.exp(-20))
+    assert 1e-3 < near["row"] <= near["bound"]  # a real error at a small margin, still under the bound
+    m = ch04._float32_floor(pd.DataFrame({"margin": [0.0, 20.0]}), task)
+    assert m["float32_step"] == 2.0**-23 and m["_cancel_last_margin"] == 20.0
+    assert m["cancel_bound20"] == pytest.approx(far["bound"]) and m["cancel_err64"] <= m["cancel_bound20"]

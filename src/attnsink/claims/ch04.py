@@ -24,7 +24,7 @@ from ..construct import (
     cancelling_layer_rows,
     extremal_logits,
 )
-from ..metrics import evaluate
+from ..metrics import EVAL_SEED, evaluate
 from ..profiles import MULTI_LAYER, N_TEST
 from ..prose import bound, readable
 from ..theory import cancellation_weight_floor, fewest_cancelling_heads
@@ -263,6 +263,28 @@ def cancelling_moves_floor(task, margin: float = 20.0) -> float:
     return float(move.transpose(1, 2)[batch.is_nontrigger].min())
 
 
+def cancel_float64(task, margin: float = 20.0, n: int = 1000) -> dict:
+    """The two cancelling heads at ``margin`` on the ``n`` test sequences of
+    :func:`attnsink.analysis.cancelling_table` (the same seed), run in float64 with the target
+    computed in float64 too: the largest error of a row (its norm, what the proof of
+    "Two heads need no sink" bounds) and of one entry, and that bound,
+    ``sqrt(d) L e^(-margin)``."""
+    batch = task.sample(n, generator=torch.Generator().manual_seed(EVAL_SEED))
+    x = batch.x.double()
+    with torch.no_grad():
+        y_hat, _, _ = cancelling_heads(task, margin).double()(x, return_values=True)
+    count = torch.arange(1, task.seq_len, dtype=torch.float64)[None, :, None]
+    mean = x[:, 1:].cumsum(dim=1) / count  # row i >= 1: the mean of x_1..x_i
+    y = x.clone()
+    y[:, 1:] += torch.where(batch.is_trigger[:, 1:, None], mean, torch.zeros_like(mean))
+    err = y_hat - y
+    return {
+        "row": float(err.norm(dim=-1).max()),
+        "entry": float(err.abs().max()),
+        "bound": math.sqrt(task.d_model) * task.seq_len * math.exp(-margin),
+    }
+
+
 # ---- the measures ----
 
 
@@ -467,6 +489,7 @@ def _budget(front, models, rows, heads, seq_len: int = 16) -> dict:
     relu_heads = heads[heads.attention == "relu"]
     return {
         "price_soft_err": e_soft,
+        "_price_soft_errs": [float(e) for e in soft2["rel_err_trigger"]],
         "price_soft_weight": bound(float(soft2["value weight"].max()), "up"),
         "_price_soft_weight": float(soft2["value weight"].max()),
         "price_soft_weight_lo": float(soft2["value weight"].min()),
@@ -499,6 +522,19 @@ def _budget(front, models, rows, heads, seq_len: int = 16) -> dict:
     }
 
 
+def _float32_floor(cancel, task) -> dict:
+    """Why Table 4.1's error at margin 20 sits above the proof's bound: float32's step between
+    1 and 2, and the same heads in float64 (:func:`cancel_float64`)."""
+    f64 = cancel_float64(task, margin=float(cancel["margin"].iloc[-1]))
+    return {
+        "cancel_bound20": f64["bound"],
+        "cancel_err64": f64["row"],
+        "_cancel_err64_entry": f64["entry"],
+        "_cancel_last_margin": float(cancel["margin"].iloc[-1]),
+        "float32_step": float(np.spacing(np.float32(1.0))),
+    }
+
+
 @CHAPTER.measures
 def measures(
     deep, *, cancel, exact, alpha, floors, gaps, checks, cancel_terms, terms, per_head, summary, front, models
@@ -512,6 +548,7 @@ def measures(
     heads = deep.heads()
     return {
         **_construction(cancel, exact, alpha, floors, gaps),
+        **_float32_floor(cancel, deep.task),
         **_heads(checks, cancel_terms, terms, per_head, summary, heads),
         "_cancel_move_floor": cancelling_moves_floor(deep.task),
         **_budget(front, models, cap_rows(deep, deep.task), heads, deep.task.seq_len),
@@ -545,6 +582,20 @@ def _(m):
 )
 def _(m):
     return m["_cancel_trig_bos"] >= 1 - 1e-6, f"least {m['_cancel_trig_bos']:.7f}"
+
+
+@CHAPTER.claim(
+    "cancel-float32-floor",
+    "At margin 20 Table 4.1's largest error is above the proof's bound sqrt(d) L e^-20 ≈ 1.3 × 10⁻⁷; "
+    "float32 numbers between 1 and 2 are 1.2 × 10⁻⁷ apart, and that error is at most two such steps. "
+    "In float64, the target too, the largest error of a row is at most 3.7 × 10⁻⁸, under the bound.",
+    profiles=BOTH,
+)
+def _(m):
+    err, bound20, step, err64 = m["cancel_err"], m["cancel_bound20"], m["float32_step"], m["cancel_err64"]
+    ok = m["_cancel_last_margin"] == 20 and err > bound20 and step == 2.0**-23 and err <= 2 * step
+    ok = ok and m["_cancel_err64_entry"] <= err64 <= bound20
+    return ok, f"float32 {err:.3g}, bound {bound20:.3g}, step {step:.3g}; float64 row error {err64:.3g}"
 
 
 @CHAPTER.claim(
@@ -835,7 +886,8 @@ def _(m):
     "cancel-across-layers",
     "Within a 4 × 4 layer the heads cancel by a factor of at most 2.2: the lengths of their moves sum "
     "to at most 2.2 times the length of the layer's move (their vector sum); across the layers, by a "
-    "factor of at least 590: each model's largest layer move is at least 590 times its update.",
+    "different measure, a factor of at least 590: each model's largest layer move is at least 590 times "
+    "its mean update at the non-trigger rows.",
 )
 def _(m):
     within, across = m["big_within"], m["big_across"]
@@ -886,9 +938,9 @@ def _(m):
 
 @CHAPTER.claim(
     "caps-cost",
-    "Our capped ridge paths reach the trained 2 × 2 models' error at weights at least 14 times the heaviest "
-    "of those models', and a looser cap reaches it at a smaller weight; the path capped at 1/2, the one "
-    "without a sink, at least 590,000 times.",
+    "To reach the trained 2 × 2 models' error, our three capped paths need at least 14 times their weight "
+    "(the heaviest model's), a looser cap less; the path capped at 1/2, the one without a sink, at least "
+    "590,000 times.",
 )
 def _(m):
     costs, w = [m["cost_half"], m["cost_34"], m["cost_09"]], m["_price_soft_weight"]
@@ -899,6 +951,17 @@ def _(m):
         f"costs {', '.join(f'{c:.3g}' for c in costs)}; least ÷ {w:.3g} = {costs[2] / w:.3g}; "
         f"cap 1/2: {costs[0] / w:.3g}"
     )
+
+
+@CHAPTER.claim(
+    "soft-err-worst",
+    "The trained 2 × 2 softmax models reach a relative error at the trigger of at most 1.6 × 10⁻⁵: the "
+    "worst of their 5 seeds.",
+)
+def _(m):
+    errs, worst = m["_price_soft_errs"], m["price_soft_err"]
+    ok = len(errs) == m["price_soft_seeds"] == 5 and max(errs) <= worst and worst in errs
+    return ok, f"{len(errs)} seeds; errors {', '.join(f'{e:.2g}' for e in errs)}; the text's worst {worst:.2g}"
 
 
 @CHAPTER.claim(
