@@ -54,6 +54,8 @@ GOOD = {
     "transient_end": 0.2,
     "_transient_end": 0.1901,
     "transient_layers": "1, 2",
+    "transient_peak_min": 0.9982,
+    "strong_same_layer_max": 3,
     "n_joint_runs": 2,
     "joint_n_max": 3,
     "joint_max": 0.00091,
@@ -75,7 +77,7 @@ GOOD = {
     "_pair_python": [0.0413, 0.1066, 0.03987],
     "n_cond_relu_empty": 79,
     "n_cond_relu_full": 4,
-    "cond_relu_full_row": "0.92–2.3",
+    "cond_relu_full_row": "0.91–2.4",
     "_cond_relu_full_row_min": 0.92,
     "cond_relu_full_wds": "0",
     "cond_relu_full_shrink": "6.1–6.9",
@@ -153,7 +155,9 @@ GOOD = {
     "relu_second": "1.371",
     "relu_second_setting": "lr 0.003, weight decay 0.1",
     "_relu_top2_gap": 0.0023,
-    "ctx_mean_min": 0.0026,
+    "ctx_mean_min": 0.002578,
+    "ctx_mean_lo": "0.00257",
+    "ctx_mean_hi": "0.00453",
     "n_ctx_nothing": 1,
     "n_ctx_constant": 1,
     "ctx_long_counts": "1, 1",
@@ -163,7 +167,7 @@ GOOD = {
     "ctx_short_sinks": 0,
     "ctx_long_sinks": 2,
     "ctx_value": "0.09–0.14",
-    "ctx_mean_max": 0.0045,
+    "ctx_mean_max": 0.004524,
     "ctx_zero_max": 0.0052,
     "tol": 0.005,
     "ctx_long_loss": "1.14",
@@ -174,9 +178,21 @@ GOOD = {
     "softmax_ahead": 5,
     "seeds_ahead": 15,
     "n_pairs": 15,
-    "pair_01": "0.001–0.03",
-    "_pair_01_max": 0.028,
-    "pair_01_over_spread": 0.028 / 0.017,
+    "_pair_01_max": 0.0278,
+    # the sign tests on same-seed pairs
+    "_n_settings_tested": 5,
+    "pairs_per_setting": "3",
+    "_settings_all_soft": 5,
+    "sign_p_setting": "1/4",
+    "_sign_p_setting": 0.25,
+    "n_pairs_01": 6,
+    "_n_soft_01": 6,
+    "sign_p_01": "1/32",
+    "_sign_p_01": 1 / 32,
+    "n_pairs_big": 9,
+    "_n_soft_big": 9,
+    "sign_p_big": "1/256",
+    "_sign_p_big": 1 / 256,
     "_best_gap": 0.007,
     "soft_best": "1.361",
     "_soft_best_setting": "English, lr 0.003, weight decay 0.1",
@@ -199,6 +215,28 @@ GOOD = {
     "cond_soft_shrink": "2.4–3.6",
     "n_coherence_undefined": 5,
     "_undefined_rows_max": 0.0,
+    # the softmax conditional heads' quiet ratios
+    "cond_soft_quiet": "0.182–0.244",
+    "_cond_soft_quiet": (0.1824, 0.2437),
+    # late losses at learning rate 0.01: the collapsed runs, best first, and softmax per weight decay
+    "collapsed_late": "1.71, 2.02 and 2.06",
+    "collapsed_late_best": "1.705",
+    "_collapsed_late": [1.7052, 2.0225, 2.0571],
+    "soft01_late": "1.43–1.46",
+    "_soft01_late": (1.4397, 1.4544),
+    "soft05_late": "1.64–1.67",
+    "_soft05_late": (1.6499, 1.6609),
+    "soft1_late": "1.80–1.85",
+    "_soft1_late": (1.8053, 1.8480),
+    "tx_wd": "0.1",
+    "sc_wd": "0.1",
+    # Exercises 8.1 and 8.3
+    "_ex1_above": {0.1: 40, 0.2: 17, 0.3: 9, 0.5: 5, 0.8: 5},
+    "ex1_rest_max": 0.4854,
+    "_ex3_counts": {"relu": (19, 40), "softmax": (3, 10)},
+    "_ex3_models": 12,
+    "_ex3_kept": True,
+    "_ex3_added": (0.251, 0.496),
     # the first screen's counts, spelled out
     "strong_runs_word": "two",
     "n_strong_word": "five",
@@ -220,7 +258,7 @@ GOOD = {
     "ctx_constant_seed": 0,
     "ctx_constant_head": "L2H3",
     "ctx_constant_zero": 0.0052,
-    "ctx_constant_mean": 0.0045,
+    "ctx_constant_mean": 0.004524,
     "n_ctx_informative_half": 2,
     "half_tol": 0.0025,
     # the English runs counted
@@ -259,7 +297,14 @@ BREAKS = {
     "wd0-transient-sinks": {"transient_end": 0.19},
     "strong-sinks-jointly-no-ops": {"_joint_max": 0.00095},
     "strong-sinks-most-queries": {"strong_row09_min": 0.89},
-    "collapse-loss-overlaps": {"_soft05_loss_max": 1.63},
+    "collapse-best-below-wd1": {"_soft1_late": (1.70, 1.85)},
+    "collapse-last-step": {"_soft05_loss_max": 1.63},
+    "sign-test-per-setting": {"_settings_all_soft": 4},
+    "sign-test-pooled": {"_n_soft_01": 5, "sign_p_01": "7/32", "_sign_p_01": 7 / 32},
+    "softmax-quiet-not-silent": {"_cond_soft_quiet": (0.1824, 0.26)},
+    "default-weight-decay": {"sc_wd": "0"},
+    "ex1-weights-cluster": {"ex1_rest_max": 0.6},
+    "ex3-looser-adds": {"_ex3_kept": False},
     "coherence-undefined-when-empty": {"_undefined_rows_max": 0.01},
     "plain-three-near": {"_plain_far_max": 0.29},
     "gap-larger-at-big-decay": {"_pair_big_min": 0.02},
@@ -274,7 +319,7 @@ BREAKS = {
     "context-sinks-park-early": {"_ctx_near_is_top": False},
     "context-long-above-short": {"_ctx_short_max": 0.6},
     "plain-crossed-on-the-way": {"_plain_near_crossed": 2},
-    "collapse-costs-loss": {"_soft01_loss_max": 1.7},
+    "collapse-costs-loss": {"_soft05_late": (1.6499, 1.71)},
     "collapsed-norm-large": {"_n_trained_norm_runs": 9},
     "relu-best-two-tie": {"_relu_top2_gap": 0.02},
     "near-misses-lean": {"_plain_top": 0.2},
@@ -283,7 +328,7 @@ BREAKS = {
     "context-sinks-write-little": {"ctx_mean_min": 0.001},
     "context-lowers-loss": {"_ctx_long_loss": 1.4},
     "softmax-ahead": {"seeds_ahead": 14},
-    "gap-small-at-01": {"_pair_01_max": 0.05},
+    "gap-small-at-01": {"_pair_01_max": 0.0281},
     "best-against-best": {"_best_gap": 0.02},
     "relu-trains-without-decay": {"_relu0_max": 1.44},
     "context-window-shift": {"ctx_window_shift": 0.03},
@@ -339,11 +384,37 @@ MORE_BREAKS = [
     ("ex2-dips-go-on-at-1", {"_ex2_n05": 2}),
     ("wd0-collapses", {"collapsed_heads_min": 11}),
     ("collapse-is-sharp", {"_collapsed_entropy_max": 0.0311}),
-    ("collapse-loss-overlaps", {"_soft1_loss_min": 1.64}),
-    ("collapse-loss-overlaps", {"_collapsed_loss_max": 1.85}),
+    ("collapse-best-below-wd1", {"_collapsed_late": [1.7052, 1.83, 2.0571]}),  # the second inside 1's range
+    ("collapse-best-below-wd1", {"_collapsed_late": [1.7052, 2.0571]}),
+    ("collapse-costs-loss", {"_soft01_late": (1.4397, 1.72)}),
+    ("collapse-last-step", {"_collapsed_loss_min": 1.66}),
+    ("collapse-last-step", {"_collapsed_late": [1.655, 2.0225, 2.0571]}),  # late, within 0.5's runs
+    ("sign-test-per-setting", {"pairs_per_setting": "3, 4"}),
+    ("sign-test-per-setting", {"_n_settings_tested": 4}),
+    ("sign-test-per-setting", {"sign_p_setting": "1/8", "_sign_p_setting": 0.125}),
+    ("sign-test-pooled", {"n_pairs_big": 8, "_n_soft_big": 8, "sign_p_big": "1/128"}),
+    ("softmax-quiet-not-silent", {"_cond_soft_quiet": (0.17, 0.2437)}),
+    ("softmax-quiet-not-silent", {"cond_soft_quiet": "0.18–0.25"}),
+    ("softmax-quiet-not-silent", {"n_cond_soft": 5}),
+    ("default-weight-decay", {"tx_wd": "0.5"}),
+    ("ex1-weights-cluster", {"_ex1_above": {0.1: 40, 0.2: 17, 0.3: 9, 0.5: 6, 0.8: 5}}),
+    ("ex1-weights-cluster", {"_ex1_above": {0.1: 40, 0.2: 41, 0.3: 9, 0.5: 5, 0.8: 5}}),
+    ("ex1-weights-cluster", {"ex1_rest_max": 0.491}),
+    ("ex3-looser-adds", {"_ex3_counts": {"relu": (19, 25), "softmax": (3, 10)}}),  # softmax gains more
+    ("ex3-looser-adds", {"_ex3_counts": {"relu": (19, 40), "softmax": (3, 3)}}),  # softmax gains none
+    ("ex3-looser-adds", {"_ex3_added": (0.25, 0.496)}),
+    ("ex3-looser-adds", {"_ex3_added": (0.251, 0.51)}),
+    ("ex3-looser-adds", {"_ex3_models": 11}),
+    ("wd0-transient-sinks", {"transient_peak_min": 0.99}),
+    ("strong-sinks-jointly-no-ops", {"strong_same_layer_max": 2}),
+    ("strong-sinks-jointly-no-ops", {"joint_n_max": 2}),
+    ("context-sinks-write-little", {"ctx_mean_lo": "0.0025"}),  # prints at half the tolerance
+    ("context-sinks-write-little", {"ctx_constant_mean": 0.0026}),  # the higher cost is not the constant head's
+    ("context-sinks-write-little", {"ctx_mean_max": 0.0051, "ctx_mean_hi": "0.00510"}),
+    ("relu-full-rows-at-wd0", {"cond_relu_full_row": "0.92–2.3"}),  # rounded to the nearest
+    ("first-screen-counts", {"ctx_long": 128}),
     ("plain-three-near", {"_plain_far_max": 0.2301}),
-    ("gap-small-at-01", {"_pair_01_max": 0.029, "pair_01_over_spread": 0.029 / 0.017}),
-    ("gap-small-at-01", {"pair_01_over_spread": 1.5}),
+    ("gap-small-at-01", {"_pair_01_max": 0.0}),
     ("relu-silent-by-emptying", {"cond_relu_first": 0.0321}),
     ("softmax-silent-without-a-sink", {"cond_soft_coherence": 0.561}),
     ("softmax-silent-without-a-sink", {"cond_soft_coherence_active": 0.919}),
@@ -696,3 +767,76 @@ def test_query_measures_count_the_queries_and_the_heads_with_every_sink_row():
     assert (out["n_full_rows"], out["n_full_rows_word"], out["n_heads"]) == (1, "one", 16)
     mixed = runs + [("text_lm", {"first_mean": [[0.1] * 2] * 2})]
     assert ch08._query_measures(heads, mixed, 64)["n_heads"] == -1  # models of two sizes: no one count
+
+
+def test_sign_test_is_two_over_two_to_the_n_when_every_pair_agrees():
+    from fractions import Fraction
+
+    assert ch08.sign_test(3, 3) == Fraction(1, 4) and ch08.sign_test(0, 3) == Fraction(1, 4)
+    assert ch08.sign_test(6, 6) == Fraction(1, 32) and ch08.sign_test(9, 9) == Fraction(1, 256)
+    assert ch08.sign_test(4, 5) == Fraction(3, 8) and ch08.sign_test(1, 2) == 1
+    with pytest.raises(ValueError):
+        ch08.sign_test(4, 3)
+
+
+def test_sign_tests_count_each_settings_pairs_and_the_pooled_ones():
+    index = pd.MultiIndex.from_product([["a, weight decay 0.1", "b, weight decay 0.1", "c, weight decay 1"], [0, 1, 2]])
+    diffs = pd.Series([0.01, 0.02, 0.01, 0.03, -0.01, 0.02, 0.05, 0.06, 0.0], index=index)
+    d01, dbig = diffs.iloc[:6], diffs.iloc[6:]
+    out = ch08._sign_tests(diffs, d01, dbig)
+    # a: 3 of 3 (p 1/4); b: 2 of 3 (p 1); c: a tie, so 2 of 2 (p 1/2)
+    assert (out["_settings_all_soft"], out["_n_settings_tested"], out["pairs_per_setting"]) == (2, 3, "2, 3")
+    assert (out["sign_p_setting"], out["_sign_p_setting"]) == ("1/4", 0.25)
+    assert (out["n_pairs_01"], out["_n_soft_01"], out["sign_p_01"]) == (6, 5, "7/32")
+    assert (out["n_pairs_big"], out["_n_soft_big"], out["sign_p_big"]) == (2, 2, "1/2")
+
+
+def test_span_rounds_a_range_outward_and_one_value_to_the_nearest():
+    assert ch08._span([87.1, 90.47]) == "87–91" and ch08._span([76.63, 79.2]) == "76–80"
+    assert ch08._span([0.1028, 0.1128]) == "0.10–0.12" and ch08._span([0.9189, 2.312]) == "0.91–2.4"
+    assert ch08._span([0.1824, 0.2437], 3) == "0.182–0.244"
+    assert ch08._span([0.6049, 0.6049]) == "0.60" and ch08._span([13900, 15300], 3) == "13,900–15,300"
+
+
+def test_listed_joins_with_commas_and_a_final_and():
+    assert ch08._listed([]) == "–" and ch08._listed(["1.7"]) == "1.7"
+    assert ch08._listed(["1.71", "2.02", "2.06"]) == "1.71, 2.02 and 2.06"
+
+
+def test_collapse_late_lists_the_collapsed_runs_and_ranges_the_rest():
+    rows = [("0", True, 2.05), ("0", True, 1.705), ("0.1", False, 1.44), ("0.1", False, 1.455)]
+    rows += [("0.5", False, 1.65), ("1", False, 1.81), ("1", False, 1.848), ("0.1", False, 1.2)]
+    loss = pd.DataFrame(
+        {
+            "setting": [f"English, lr {'0.003' if x == 1.2 else '0.01'}, weight decay {wd}" for wd, _, x in rows],
+            "attention": "softmax",
+            "collapsed": [c for _, c, _ in rows],
+            "late_loss": [x for _, _, x in rows],
+        }
+    )
+    out = ch08._collapse_late(loss)
+    assert out["collapsed_late"] == "1.71 and 2.05" and out["collapsed_late_best"] == "1.705"
+    assert out["_collapsed_late"] == [1.705, 2.05]
+    # the smaller learning rate's run is left out; ranges round outward
+    assert (out["soft01_late"], out["_soft01_late"]) == ("1.44–1.46", (1.44, 1.455))
+    assert (out["soft05_late"], out["soft1_late"]) == ("1.65", "1.81–1.85")
+
+
+def test_threshold_counts_count_the_trained_softmax_heads_and_the_highest_of_the_rest():
+    heads = pd.DataFrame(
+        {
+            "attention": ["softmax"] * 5 + ["relu"],
+            "collapsed": [False, False, False, False, True, False],
+            "first_mean": [0.95, 0.45, 0.25, 0.15, 0.99, 0.9],
+        }
+    )
+    out = ch08._threshold_counts(heads)
+    assert out["_ex1_above"] == {0.1: 4, 0.2: 3, 0.3: 2, 0.5: 1, 0.8: 1}
+    assert out["ex1_rest_max"] == 0.45
+
+
+def test_looser_counts_are_empty_without_models():
+    tx = SimpleNamespace(runs=[], meta={"task": {}})
+    assert ch08.looser_counts(tx).empty
+    out = ch08._looser_measures(tx)
+    assert (out["_ex3_models"], out["_ex3_kept"], out["_ex3_counts"]) == (0, False, {})

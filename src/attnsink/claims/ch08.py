@@ -5,6 +5,7 @@ Python source), over every text run the book stores (:func:`attnsink.experiments
 from __future__ import annotations
 
 import math
+from fractions import Fraction
 
 import numpy as np
 import pandas as pd
@@ -14,7 +15,7 @@ import torch.nn.functional as F
 from ..cache import memoized
 from ..metrics import SINK_EPS, WRITE_TOL, what_it_writes
 from ..profiles import TEXT_TASK
-from ..prose import bound
+from ..prose import bound, readable
 from .base import Chapter
 from .bounds import glued_text, printed
 
@@ -164,11 +165,29 @@ def health_table(runs: list[dict]) -> pd.DataFrame:
 
 
 def _span(values, digits: int = 2) -> str:
-    """``lo–hi`` (or one value), rounded for a reader."""
-    from ..prose import readable
-
-    lo, hi = readable(float(np.min(values)), digits), readable(float(np.max(values)), digits)
+    """``lo–hi`` for a reader, rounded outward (the least down, the largest up, at ``digits``
+    significant figures), so that the printed range holds every value; one value, rounded to
+    the nearest, when all are equal or both ends print alike."""
+    least, most = float(np.min(values)), float(np.max(values))
+    if least == most:
+        return readable(least, digits)
+    lo, hi = readable(least, digits, toward="down"), readable(most, digits, toward="up")
     return lo if lo == hi else f"{lo}–{hi}"
+
+
+def sign_test(above: int, n: int) -> Fraction:
+    """The two-sided sign test's p-value, exactly (as chapter 7's): the chance that ``n`` fair
+    coins give ``above`` heads or a count as far from ``n`` / 2 (3 of 3: 1/4; 6 of 6: 1/32)."""
+    if not 0 <= above <= n:
+        raise ValueError(f"above must be between 0 and n = {n}, got {above}")
+    far = max(above, n - above)
+    tail = sum(math.comb(n, k) for k in range(far, n + 1))
+    return min(Fraction(1), Fraction(2 * tail, 2**n))
+
+
+def _fraction(p: Fraction) -> str:
+    """A p-value as the text prints it: '1/32', or '1'."""
+    return f"{p.numerator}/{p.denominator}" if p < 1 else "1"
 
 
 def with_health(runs: list[tuple[str, dict]], cx) -> list[tuple[str, dict]]:
@@ -309,9 +328,12 @@ def measures(tx, sc, dc, ct, cx) -> dict:
         **_context_measures(heads, cx, sc),
         **_context_near(cx),
         **_rule_measures(loss),
+        **_collapse_late(loss),
         **_conditional_measures(runs),
         **_rise_measures(dc),
         **_query_measures(heads, runs, tx.meta["task"]["seq_len"]),
+        **_threshold_counts(heads),
+        **_looser_measures(tx),
         "_heads": heads,
         "_overview": overview(heads, loss),
     }
@@ -422,6 +444,63 @@ def _rise_measures(dc) -> dict:
     }
 
 
+EX1_EPS = (0.1, 0.2, SINK_EPS, 0.5, 0.8)
+"""The thresholds of Exercise 8.1."""
+
+
+def _threshold_counts(heads: pd.DataFrame) -> dict:
+    """Exercise 8.1's answer: the softmax heads of the runs that did not collapse (rows of
+    :func:`heads_frame`) above each threshold of :data:`EX1_EPS`, and the highest of the heads
+    at or below 0.8 (those that are not strong sinks)."""
+    trained = heads[(heads.attention == "softmax") & ~heads.collapsed]
+    rest = trained[trained.first_mean <= 0.8]
+    return {
+        "_ex1_above": {e: int((trained.first_mean > e).sum()) for e in EX1_EPS},
+        "ex1_rest_max": float(rest.first_mean.max()) if len(rest) else np.nan,
+    }
+
+
+def looser_counts(tx, quiet: float = 0.5) -> pd.DataFrame:
+    """Exercise 8.3's table: per model of ``tx`` (text_lm) the trigger-conditional heads of its
+    stored record (``quiet=0.25``) and of :func:`attnsink.lm.conditional_heads` at ``quiet``, on
+    the validation windows its heads were read on; whether the first are among the second, and
+    the quiet ratios of the heads only the looser test finds. Empty without models."""
+    from ..experiments.text import N_ANALYSIS
+    from ..lm import CharText, conditional_heads, val_batch
+
+    columns = ["rule", "lr", "seed", "strict", "loose", "kept", "added"]
+    models = getattr(tx, "results", None)
+    if not models:
+        return pd.DataFrame(columns=columns)
+    windows = val_batch(CharText(**tx.meta["task"]), N_ANALYSIS)[:, :-1]
+    rows = []
+    for (rule, lr), trained in models.items():
+        for seed, model in enumerate(trained):
+            (record,) = [r for r in tx.runs if (r["attention"], r["lr"], r["seed"]) == (rule, lr, seed)]
+            strict = {(h["layer"], h["head"]) for h in record["heads"] if h["conditional"]}
+            with torch.no_grad():
+                found = memoized(conditional_heads)(model, windows, quiet=quiet)
+            loose = {(h["layer"], h["head"]): h["quiet_ratio"] for h in found if h["conditional"]}
+            added = [float(q) for k, q in loose.items() if k not in strict]
+            rows.append([rule, lr, seed, len(strict), len(loose), strict <= set(loose), added])
+    return pd.DataFrame(rows, columns=columns)
+
+
+def _looser_measures(tx) -> dict:
+    """Exercise 8.3's answer (:func:`looser_counts`): the heads per rule at each test, whether
+    every head the stricter test finds passes the looser one, and the range of the added heads'
+    quiet ratios."""
+    looser = looser_counts(tx)
+    counts = looser.groupby("rule")[["strict", "loose"]].sum()
+    added = [q for qs in looser.added for q in qs]
+    return {
+        "_ex3_counts": {rule: (int(row.strict), int(row.loose)) for rule, row in counts.iterrows()},
+        "_ex3_models": len(looser),
+        "_ex3_kept": bool(looser.kept.all()) if len(looser) else False,
+        "_ex3_added": (min(added), max(added)) if added else (np.nan, np.nan),
+    }
+
+
 def _recipes_compared(m: dict, tx, ct) -> dict:
     """The English sinks at weight decay 0.5 against the Python runs there (``ct``): when
     the sinks first passed :data:`STRONG`, in characters seen (steps times windows times
@@ -463,6 +542,31 @@ def _collapse_detail(dc) -> dict:
         out[f"{name}_loss"] = _span(losses, 3) if losses else "–"
         out[f"_{name}_loss_min"] = min(losses) if losses else np.nan
         out[f"_{name}_loss_max"] = max(losses) if losses else np.nan
+    return out
+
+
+def _listed(items: list[str]) -> str:
+    """'a', 'a and b', 'a, b and c'; '–' for none."""
+    if not items:
+        return "–"
+    return items[0] if len(items) == 1 else f"{', '.join(items[:-1])} and {items[-1]}"
+
+
+def _collapse_late(loss: pd.DataFrame) -> dict:
+    """The collapsed runs' late losses (``loss``: :func:`loss_frame`) against those of the
+    softmax runs on English at learning rate 0.01 and weight decay 0.1, 0.5 and 1: each
+    collapsed run's, best first, and each weight decay's range (printed outward)."""
+    soft = loss[(loss.attention == "softmax") & loss.setting.str.startswith("English, lr 0.01,")]
+    sick = sorted(soft[soft.collapsed].late_loss)
+    out = {
+        "collapsed_late": _listed([f"{x:.2f}" for x in sick]),
+        "collapsed_late_best": f"{sick[0]:.3f}" if sick else "–",
+        "_collapsed_late": sick,
+    }
+    for name, wd in (("soft01", "0.1"), ("soft05", "0.5"), ("soft1", "1")):
+        part = soft[~soft.collapsed & (soft.setting == f"English, lr 0.01, weight decay {wd}")].late_loss
+        out[f"{name}_late"] = _span(part, 3) if len(part) else "–"
+        out[f"_{name}_late"] = (float(part.min()), float(part.max())) if len(part) else (np.nan, np.nan)
     return out
 
 
@@ -554,6 +658,8 @@ def _sink_measures(heads: pd.DataFrame, runs: list) -> dict:
         "strong_rows_min": float(strong.sink_rows.min()) if len(strong) else np.nan,
         "strong_all_nothing": bool(len(strong)) and bool((strong.writes == "nothing").all()),
         "strong_runs": int(strong_runs),
+        # the most strong sinks in one layer of one run
+        "strong_same_layer_max": int(strong.groupby(["setting", "seed", "layer"]).size().max()) if len(strong) else 0,
         "strong_seeds_there": int(seeds_there),
         "strong_seeds_english": int(seeds_english),
         "strong_active_min": float(min(active)) if active else np.nan,
@@ -618,6 +724,7 @@ def _collapse_measures(heads: pd.DataFrame, dc, runs: list) -> dict:
         "_collapsed_loss_min": float(sick["validation loss"].min()) if len(sick) else np.nan,
         "_soft01_loss_max": float(soft01["validation loss"].max()) if len(soft01) else np.nan,
         "collapsed_loss": _span(sick["validation loss"], 3) if len(sick) else "–",
+        "collapsed_loss_best": f"{sick['validation loss'].min():.3f}" if len(sick) else "–",
         "relu0_norm": _span(relu0["query-map norm"], 2) if len(relu0) else "–",
         "_relu0_norm_min": float(relu0["query-map norm"].min()) if len(relu0) else np.nan,
         "_collapsed_norm_max": float(sick["query-map norm"].max()) if len(sick) else np.nan,
@@ -632,8 +739,8 @@ def _collapse_measures(heads: pd.DataFrame, dc, runs: list) -> dict:
 
 def _transient_measures(dc) -> dict:
     """Weight decay 0, softmax: the heads that passed :data:`STRONG` at some measurement and
-    ended below ε (Figure 8.1's left panel); the runs, the steps they were above, the most
-    they kept at the end."""
+    ended below ε (Figure 8.1's left panel); the runs, the steps they were above, the least of
+    their peaks and the most they kept at the end."""
     found = []
     for r in dc.runs:
         if r["attention"] != "softmax" or r["weight_decay"] != 0:
@@ -648,14 +755,16 @@ def _transient_measures(dc) -> dict:
                     "from": int(above.min()),
                     "to": int(above.max()),
                     "end": float(first[-1, layer, head]),
+                    "peak": float(first[:, layer, head].max()),
                     "layer": int(layer),
                 }
             )
-    found = pd.DataFrame(found, columns=["seed", "from", "to", "end", "layer"])
+    found = pd.DataFrame(found, columns=["seed", "from", "to", "end", "peak", "layer"])
     return {
         "n_transient_runs": int(found.seed.nunique()),
         "transient_steps": f"{found['from'].min():,}–{found['to'].max():,}" if len(found) else "–",
         "transient_end": float(found.end.max()) if len(found) else np.nan,
+        "transient_peak_min": float(found.peak.min()) if len(found) else np.nan,
         "transient_layers": ", ".join(str(x) for x in sorted(set(found.layer))),
     }
 
@@ -824,6 +933,9 @@ def _context_measures(heads: pd.DataFrame, cx, sc) -> dict:
         "ctx_mean_max": float(ctx_sinks.ablate_mean.abs().max()) if len(ctx_sinks) else np.nan,
         "ctx_writes": ", ".join(sorted(set(ctx_sinks.writes))) if len(ctx_sinks) else "–",
         "ctx_mean_min": float(ctx_sinks.ablate_mean.min()) if len(ctx_sinks) else np.nan,
+        # the two heads' mean costs, to three figures, the lower down and the higher up
+        "ctx_mean_lo": readable(float(ctx_sinks.ablate_mean.min()), 3, toward="down") if len(ctx_sinks) else "–",
+        "ctx_mean_hi": readable(float(ctx_sinks.ablate_mean.max()), 3, toward="up") if len(ctx_sinks) else "–",
         "n_ctx_nothing": int((ctx_sinks.writes == "nothing").sum()),
         "n_ctx_constant": int((ctx_sinks.writes == "constant").sum()),
         **_context_labels(ctx_sinks),
@@ -888,11 +1000,9 @@ def _rule_measures(loss: pd.DataFrame) -> dict:
         "n_pairs": len(paired),
         "gap_01": _span(gaps[wd01], 2) if wd01 else "–",
         "gap_big": _span(gaps[wd_big], 2) if wd_big else "–",
-        "pair_01": _span(d01, 1) if len(d01) else "–",
+        "pair_01_max": float(d01.max()) if len(d01) else np.nan,
         "_pair_01_max": float(d01.max()) if len(d01) else np.nan,
-        "pair_01_over_spread": float(d01.max() / spread.median())
-        if len(d01) and len(spread) and spread.median() > 0
-        else np.nan,
+        **_sign_tests(diffs, d01, dbig),
         **_big_gaps(dbig),
         **_soft_best(english, paired),
         "relu_best": f"{best['relu'].min():.3f}" if "relu" in best else "–",
@@ -952,6 +1062,36 @@ def compared_table(paired: pd.DataFrame) -> pd.DataFrame:
     return pd.DataFrame(
         {"softmax": frame["softmax"], "ReLU": frame["relu"], "ReLU − softmax": frame["relu"] - frame["softmax"]}
     )
+
+
+def _sign_tests(diffs: pd.Series, d01: pd.Series, dbig: pd.Series) -> dict:
+    """The paired comparison of the rules: per pair of seeds (``diffs``, ReLU's late loss less
+    softmax's, index setting and seed) the sign, and the two-sided sign test (:func:`sign_test`;
+    a tie counts for neither side) per setting and pooled over the settings at weight decay 0.1
+    (``d01``) and at 0.5 and 1 (``dbig``): the pairs, those where softmax is lower, and p."""
+
+    def test(d: pd.Series) -> tuple[int, int, Fraction]:
+        soft, untied = int((d > 0).sum()), int((d != 0).sum())
+        return untied, soft, sign_test(soft, untied) if untied else Fraction(1)
+
+    per = [test(part) for _, part in diffs.groupby(level=0)]
+    least = min((p for _, _, p in per), default=Fraction(1))
+    out = {
+        "pairs_per_setting": ", ".join(sorted({str(n) for n, _, _ in per})) or "–",
+        "_settings_all_soft": sum(n == k for n, k, _ in per),
+        "_n_settings_tested": len(per),
+        "sign_p_setting": _fraction(least),
+        "_sign_p_setting": float(least),
+    }
+    for name, d in (("01", d01), ("big", dbig)):
+        n, soft, p = test(d)
+        out |= {
+            f"n_pairs_{name}": n,
+            f"_n_soft_{name}": soft,
+            f"sign_p_{name}": _fraction(p),
+            f"_sign_p_{name}": float(p),
+        }
+    return out
 
 
 def _big_gaps(dbig: pd.Series) -> dict:
@@ -1034,6 +1174,10 @@ def _conditional_measures(runs: list[tuple[str, dict]]) -> dict:
         "n_coherence_undefined": int(on.coherence_silent.isna().sum()) if len(on) else 0,
         "_undefined_rows_max": float(on[on.coherence_silent.isna()].row_silent.max()) if len(on) else np.nan,
         "cond_soft_shrink": _span(shrink, 2) if len(on_soft) else "–",
+        "cond_soft_quiet": _span(on_soft.quiet_ratio, 3) if len(on_soft) else "–",
+        "_cond_soft_quiet": (float(on_soft.quiet_ratio.min()), float(on_soft.quiet_ratio.max()))
+        if len(on_soft)
+        else (np.nan, np.nan),
         "_cond_soft_shrink_min": float(shrink.min()) if len(on_soft) else np.nan,
         "cond_soft_layers": ", ".join(str(x) for x in sorted(set(on_soft.layer))),
         "cond_soft_lrs": ", ".join(f"{x:g}" for x in sorted(set(on_soft.lr))),
@@ -1127,8 +1271,8 @@ def overview(heads: pd.DataFrame, loss: pd.DataFrame) -> pd.DataFrame:
 @CHAPTER.claim(
     "first-screen-counts",
     "The chapter's first screen: two of the 21 softmax runs that did not collapse hold five strong sinks; in "
-    "three other settings the highest head ends just under the threshold; in each of two seeds, windows four "
-    "times longer made one head park on the first token; every model has 16 heads.",
+    "three other settings the highest head ends just under the threshold; in each of two seeds, windows of 256 "
+    "characters, four times the usual 64, made one head lean on the first token; every model has 16 heads.",
 )
 def _(m):
     counts = (m["strong_runs"], m["n_soft_trained"], m["n_strong"], m["n_plain_near"], m["ctx_seeds"])
@@ -1137,6 +1281,7 @@ def _(m):
         counts == (2, 21, 5, 3, 2)
         and spelled == ("two", "five", "three", "two")
         and (m["ctx_ratio"], m["ctx_ratio_word"]) == (4, "four")
+        and (m["ctx_long"], m["ctx_short"]) == (256, 64)
         and m["ctx_long_counts"] == "1, 1"
         and m["n_heads"] == 16
     )
@@ -1227,8 +1372,8 @@ def _(m):
 
 @CHAPTER.claim(
     "strong-sinks-rare",
-    "They formed in two of the 21 softmax runs that did not collapse, both on English at weight decay 0.5 or 1 "
-    "(of six there).",
+    "They formed in two of the 21 softmax runs that did not collapse, both on English, one at weight decay 0.5 "
+    "and one at 1 (of six English runs there).",
 )
 def _(m):
     holds = (
@@ -1245,9 +1390,9 @@ def _(m):
 
 @CHAPTER.claim(
     "sinks-form-in-last-third",
-    "At weight decay 0.5 they first passed 0.9 only in the last third of training, at steps 13,900 to 15,300 of "
-    "20,000: after more steps than the Python runs at 0.5 took, but after under half the characters those saw. "
-    "At 1 they passed it by step 4,400 and stayed above 0.9 at most later measurements.",
+    "At weight decay 0.5 they became strong (first passed 0.9) only in the last third of training, at steps "
+    "13,900 to 15,300 of 20,000: after more steps than the Python runs at 0.5 took, but after under half the "
+    "characters those saw. At 1 they passed 0.9 by step 4,400 and stayed above it at most later measurements.",
 )
 def _(m):
     holds = (
@@ -1318,53 +1463,76 @@ def _(m):
 @CHAPTER.claim(
     "wd0-transient-sinks",
     "In two of the three collapsed runs a head passed 0.9 for a while, between steps 4,900 and 13,800, "
-    "then fell back below the threshold.",
+    "peaking at 0.998 or more, close to one, then fell back below the threshold.",
 )
 def _(m):
-    holds = m["n_transient_runs"] == 2 and m["transient_end"] < m["eps"] and safe(m, "transient_end")
+    holds = (
+        m["n_transient_runs"] == 2
+        and m["transient_end"] < m["eps"]
+        and safe(m, "transient_end")
+        and m["transient_peak_min"] >= 0.998
+    )
     return holds, (
-        f"{m['n_transient_runs']} runs; above 0.9 within steps {m['transient_steps']} (layers "
+        f"{m['n_transient_runs']} runs; above 0.9 within steps {m['transient_steps']}, peaks "
+        f"≥ {m['transient_peak_min']:.4f} (layers "
         f"{m['transient_layers']}); at the end ≤ {m['transient_end']:.2f}"
     )
 
 
 @CHAPTER.claim(
     "strong-sinks-jointly-no-ops",
-    "Removing all the strong sinks of a run at once, by zero or by their mean, also moves the loss by at most "
-    "9.1 × 10⁻⁴ nats per character, less than the tolerance.",
+    "Three strong sinks sit in one layer of one run. Removing all the strong sinks of a run at once, by zero or "
+    "by their mean, also moves the loss by at most 9.1 × 10⁻⁴ nats per character, less than the tolerance.",
 )
 def _(m):
     holds = (
         m["n_joint_runs"] == m["strong_runs"] > 0
-        and m["joint_n_max"] >= 2
+        and m["joint_n_max"] == m["strong_same_layer_max"] == 3
         and m["_joint_max"] <= 9.1e-4 < m["tol"]
         and safe(m, "joint_max")
     )
     return holds, (
-        f"{m['n_joint_runs']} runs, up to {m['joint_n_max']} heads together; |Δloss| ≤ {m['joint_max']:.1g} nats"
+        f"{m['n_joint_runs']} runs, up to {m['joint_n_max']} heads together, up to {m['strong_same_layer_max']} "
+        f"in one layer of one run; |Δloss| ≤ {m['joint_max']:.1g} nats"
     )
 
 
 @CHAPTER.claim(
     "collapse-costs-loss",
-    "The collapsed runs end at a higher final loss than every softmax run at weight decay 0.1.",
+    "By late loss, every collapsed run does worse than every softmax run at weight decay 0.1 and 0.5.",
 )
 def _(m):
-    return m["_collapsed_loss_min"] > m["_soft01_loss_max"], f"{m['collapsed_loss']} against {m['soft01_loss']}"
+    sick, lo = m["_collapsed_late"], m["_soft05_late"]
+    holds = len(sick) == 3 and min(sick) > max(m["_soft01_late"][1], lo[1])
+    return holds, f"collapsed {m['collapsed_late']}; 0.1: {m['soft01_late']}; 0.5: {m['soft05_late']}"
 
 
 @CHAPTER.claim(
-    "collapse-loss-overlaps",
-    "But their final losses overlap those of softmax at weight decay 0.5 and 1: the lowest collapsed run lies "
-    "within the range at 0.5 and below every run at 1.",
+    "collapse-best-below-wd1",
+    "The best collapsed run's late loss is below every softmax run's at weight decay 1; the other two are above "
+    "them all.",
+)
+def _(m):
+    sick, at1 = m["_collapsed_late"], m["_soft1_late"]
+    holds = len(sick) == 3 and sick[0] < at1[0] and sick[1] > at1[1]
+    return holds, f"collapsed {m['collapsed_late']}; weight decay 1: {m['soft1_late']}"
+
+
+@CHAPTER.claim(
+    "collapse-last-step",
+    "At the last step alone, the best collapsed run's loss lies within the range of the softmax runs at weight "
+    "decay 0.5, though its late loss lies above them all.",
 )
 def _(m):
     holds = (
         m["_soft05_loss_min"] <= m["_collapsed_loss_min"] <= m["_soft05_loss_max"]
-        and m["_collapsed_loss_min"] < m["_soft1_loss_min"]
-        and m["_collapsed_loss_max"] > m["_soft1_loss_max"]
+        and len(m["_collapsed_late"]) > 0
+        and m["_collapsed_late"][0] > m["_soft05_late"][1]
     )
-    return holds, f"collapsed {m['collapsed_loss']}; 0.5: {m['soft05_loss']}; 1: {m['soft1_loss']}"
+    return holds, (
+        f"last step: best collapsed {m['_collapsed_loss_min']:.3f}, 0.5: {m['soft05_loss']}; late: "
+        f"{m['collapsed_late_best']} against {m['soft05_late']}"
+    )
 
 
 @CHAPTER.claim(
@@ -1387,7 +1555,8 @@ def _(m):
 
 @CHAPTER.claim(
     "norm-does-not-mark-it",
-    "ReLU's query maps at weight decay 0 grew nearly as large as the collapsed runs', without collapse.",
+    "Across rules a large norm does not mark the collapse: ReLU's query maps at weight decay 0 grew nearly as large "
+    "as the collapsed runs', without collapse.",
 )
 def _(m):
     holds = m["_relu0_norm_min"] >= 0.8 * m["_collapsed_norm_max"] and m["relu0_collapsed"] == 0
@@ -1537,14 +1706,24 @@ def _(m):
 
 @CHAPTER.claim(
     "context-sinks-write-little",
-    "Both context sinks may write a little that the model reads: their mean in their place costs between "
-    "half the tolerance and the tolerance, too close to it for the test's labels to be settled.",
+    "Both context sinks may write a little that the model reads: their mean in their place costs above half the "
+    "tolerance and below the tolerance, too close to it for the test's labels to be settled. The seed-1 head's "
+    "mean costs 0.00257 (three figures, rounded down); the seed-0 head's, the higher, is the one quoted as just "
+    "under the tolerance.",
 )
 def _(m):
-    holds = m["ctx_long_sinks"] == 2 and m["tol"] / 2 <= m["ctx_mean_min"] <= m["ctx_mean_max"] <= m["tol"]
+    ends = (m["ctx_mean_lo"], m["ctx_mean_hi"])
+    lo, hi = (printed(x) if x != "–" else np.nan for x in ends)
+    holds = (
+        m["ctx_long_sinks"] == 2
+        and m["tol"] / 2 < lo <= m["ctx_mean_min"] <= m["ctx_mean_max"] <= hi < m["tol"]
+        and (m["ctx_mean_lo"], m["ctx_mean_hi"]) == ("0.00257", "0.00453")
+        and m["ctx_constant_mean"] == m["ctx_mean_max"]
+    )
     return (
         holds,
-        f"mean in their place costs {m['ctx_mean_min']:.2g}–{m['ctx_mean_max']:.2g} nats (tolerance {m['tol']:g})",
+        f"mean in their place costs {m['ctx_mean_min']:.5f} and {m['ctx_mean_max']:.5f} nats, printed "
+        f"{m['ctx_mean_lo']} and {m['ctx_mean_hi']} (tolerance {m['tol']:g})",
     )
 
 
@@ -1596,14 +1775,47 @@ def _(m):
 
 
 @CHAPTER.claim(
-    "gap-small-at-01",
-    "At weight decay 0.1 the paired gaps are small: under 0.03 nats per character, the largest at most 1.7 "
-    "times the typical spread between seeds.",
+    "sign-test-per-setting",
+    "Each of the five settings has three pairs of seeds, all with softmax lower; three of three gives a "
+    "two-sided sign test p = 1/4, above the 5% level, so no single setting establishes a lead.",
 )
 def _(m):
-    ratio = m["pair_01_over_spread"]  # the largest gap over the seeds' median range
-    holds = m["_pair_01_max"] < 0.03 and ratio <= 1.7 and math.isclose(ratio * m["seed_range"], m["_pair_01_max"])
-    return holds, f"paired gaps {m['pair_01']}; seeds' median range {m['seed_range']:.3f}; ratio {ratio:.3f}"
+    holds = (
+        m["_n_settings_tested"] == m["n_compared"] == 5
+        and m["pairs_per_setting"] == "3"
+        and m["_settings_all_soft"] == 5
+        and (m["sign_p_setting"], m["_sign_p_setting"]) == ("1/4", 0.25)
+    )
+    return holds, (
+        f"{m['_settings_all_soft']} of {m['_n_settings_tested']} settings with every pair on softmax's side; "
+        f"{m['pairs_per_setting']} pairs each; least p {m['sign_p_setting']}"
+    )
+
+
+@CHAPTER.claim(
+    "sign-test-pooled",
+    "Pooled, all six pairs at weight decay 0.1 have softmax lower (two-sided sign test p = 1/32, under 0.05), "
+    "and all nine at weight decay 0.5 and 1 (p = 1/256).",
+)
+def _(m):
+    holds = (
+        (m["n_pairs_01"], m["_n_soft_01"], m["sign_p_01"]) == (6, 6, "1/32")
+        and (m["n_pairs_big"], m["_n_soft_big"], m["sign_p_big"]) == (9, 9, "1/256")
+        and m["_sign_p_01"] < 0.05
+    )
+    return holds, (
+        f"weight decay 0.1: {m['_n_soft_01']} of {m['n_pairs_01']}, p {m['sign_p_01']}; 0.5 and 1: "
+        f"{m['_n_soft_big']} of {m['n_pairs_big']}, p {m['sign_p_big']}"
+    )
+
+
+@CHAPTER.claim(
+    "gap-small-at-01",
+    "At weight decay 0.1 the paired gaps are small: at most 0.028 nats per character.",
+)
+def _(m):
+    holds = 0 < m["_pair_01_max"] <= 0.028
+    return holds, f"the largest paired gap at weight decay 0.1: {m['_pair_01_max']:.4f}"
 
 
 @CHAPTER.claim(
@@ -1621,7 +1833,7 @@ def _(m):
         and all(inside)
     )
     python = ", ".join(f"{x:.4f}" for x in m["_pair_python"])
-    return holds, f"paired gaps printed {lo} to {hi} against {m['pair_01']}; Python pairs {python}"
+    return holds, f"paired gaps printed {lo} to {hi} against ≤ {m['_pair_01_max']:.4f} at 0.1; Python pairs {python}"
 
 
 @CHAPTER.claim(
@@ -1705,14 +1917,15 @@ def _(m):
 
 @CHAPTER.claim(
     "relu-full-rows-at-wd0",
-    "The other four, all at weight decay 0, keep full rows (0.9 to 2.3 of weight) and read values about "
-    "six times smaller than when active.",
+    "The other four, all at weight decay 0, keep full rows (0.91 to 2.4 of weight, rounded outward) and read "
+    "values about six times smaller than when active.",
 )
 def _(m):
     holds = (
         m["n_cond_relu_full"] == 4
         and m["cond_relu_full_wds"] == "0"
         and m["_cond_relu_full_row_min"] >= 0.9
+        and m["cond_relu_full_row"] == "0.91–2.4"
         and m["_cond_relu_full_shrink_min"] >= 5
     )
     return holds, (
@@ -1763,6 +1976,60 @@ def _(m):
         f"{m['cond_soft_null']:.2f}; values {m['cond_soft_shrink']}× smaller; coherence "
         f"≤ {m['cond_soft_coherence']:.2f} silent, ≥ {m['cond_soft_coherence_active']:.2f} active"
     )
+
+
+@CHAPTER.claim(
+    "softmax-quiet-not-silent",
+    "Softmax's four trigger-conditional heads keep 0.182 to 0.244 of their active output at their silent "
+    "characters (three figures, rounded outward): quieter, just under the quarter the definition allows, "
+    "not silent.",
+)
+def _(m):
+    least, most = m["_cond_soft_quiet"]
+    holds = m["n_cond_soft"] == 4 and m["cond_soft_quiet"] == "0.182–0.244" and 0.18 <= least <= most < 0.25
+    return holds, f"quiet ratios {least:.4f} to {most:.4f}, printed {m['cond_soft_quiet']}"
+
+
+@CHAPTER.claim(
+    "default-weight-decay",
+    "Unless a setting says otherwise, the weight decay is 0.1 on both texts.",
+)
+def _(m):
+    return (m["tx_wd"], m["sc_wd"]) == ("0.1", "0.1"), f"English {m['tx_wd']}, Python {m['sc_wd']}"
+
+
+@CHAPTER.claim(
+    "ex1-weights-cluster",
+    "Exercise 8.1: the count of heads above the threshold falls as it rises; above 0.5 and above 0.8 only the "
+    "five strong sinks remain; every other softmax head that did not collapse is below one half, at most 0.49.",
+)
+def _(m):
+    counts = list(m["_ex1_above"].values())
+    holds = (
+        counts == sorted(counts, reverse=True)
+        and m["_ex1_above"][0.5] == m["_ex1_above"][0.8] == m["n_strong"] == 5
+        and m["ex1_rest_max"] <= 0.49
+    )
+    return holds, f"above each threshold: {m['_ex1_above']}; the rest at most {m['ex1_rest_max']:.4f}"
+
+
+@CHAPTER.claim(
+    "ex3-looser-adds",
+    "Exercise 8.3: at quiet=0.5, in each of text_lm's 12 models, every head the stricter test finds still "
+    "passes; both rules gain heads, ReLU more (19 to 40; softmax 3 to 10); each added head writes more than a "
+    "quarter and at most half as much when silent.",
+)
+def _(m):
+    counts, (least, most) = m["_ex3_counts"], m["_ex3_added"]
+    gain = {rule: b - a for rule, (a, b) in counts.items()} | {r: 0 for r in ("relu", "softmax") if r not in counts}
+    holds = (
+        m["_ex3_models"] == 12
+        and m["_ex3_kept"]
+        and counts == {"relu": (19, 40), "softmax": (3, 10)}
+        and gain["relu"] > gain["softmax"] > 0
+        and 0.25 < least <= most <= 0.5
+    )
+    return holds, f"{m['_ex3_models']} models; (strict, loose) per rule {counts}; added quiet {least:.3f}–{most:.3f}"
 
 
 @CHAPTER.claim(
