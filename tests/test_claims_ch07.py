@@ -115,6 +115,7 @@ GOOD = {  # the full runs' measures, rounded
     "n_shared": 36,
     "n_single": 50,
     "soft_l1_abs": 1.1e-5,
+    "soft_l1_both_abs": 1.5e-5,
     "busy": "relu",
     "idle_cost": 5.5e-5,
     "tol_over_noise": 52,
@@ -177,6 +178,9 @@ GOOD = {  # the full runs' measures, rounded
     "course_copy_level": 0.893,
     "course_sat_up_min": 3150,
     "course_sat_up_max": 3450,
+    "course_sat_run_max": 300,
+    "norm_factor": 2.84,
+    "nb_n_copy": 12,
     "mean_max": 0.0017,
     "tol_over_excess": 0.43,
     "set_gap": 0.0012,
@@ -256,6 +260,8 @@ BREAKS = {  # claim -> a change of the measures that makes it false
     "detected-value-small": {"noticed_value_max": 0.12},
     "no-bos-where": {"where_self_max": 0.12},
     "no-bos-rest-even": {"nb_rest_trig_max": 0.16},
+    "no-job-parks-or-not": {"idle_cost": 0.01},
+    "louder-at-ordinary": {"norm_factor": 1.8},
 }
 MORE_BREAKS = [  # the other branches of the claims that check several numbers
     ("learns-language", {"below_best": -0.02}),
@@ -348,6 +354,17 @@ MORE_BREAKS = [  # the other branches of the claims that check several numbers
     ("control-continuum", {"noticed_trig_min": 0.002}),
     ("control-continuum", {"noticed_norm_min": 2.0}),
     ("control-continuum", {"noticed_ctl_min": 0.0049}),
+    ("second-layer-idle", {"soft_l1_both_abs": 0.006}),  # the models without BOS count too
+    ("no-job-parks-or-not", {"soft_l1_abs": 0.006}),
+    ("no-job-parks-or-not", {"n_stay": 0}),
+    ("no-job-parks-or-not", {"stay_trigger_min": 0.4}),
+    ("no-job-parks-or-not", {"soft_first_min": 0.45}),
+    ("no-job-parks-or-not", {"l1_first_max": 0.6}),
+    ("course-copy-to-stay", {"course_sat_run_max": 800}),  # one unbroken stretch: "not in one stretch" fails
+    ("control-without-bos", {"nb_n_leave": 0}),  # no copying head: nothing for the control to miss
+    ("louder-at-ordinary", {"nb_n_copy": 0}),
+    ("no-bos-rest-even", {"nb_even_trigger": 0.09}),  # the even share at triggers, not over every query
+    ("no-bos-rest-even", {"nb_even_trigger": 0.06}),
 ]
 
 
@@ -361,6 +378,8 @@ def test_every_chapter_7_claim_holds_on_good_measures_and_fails_when_its_number_
     by_id = {c.id: c for c in ch07.CHAPTER.claims}
     for claim_id, change in MORE_BREAKS:
         assert not by_id[claim_id].run({**GOOD, **change})[0], (claim_id, change)
+    # no-bos-rest-even reads the even share at triggers; the share over every query plays no part
+    assert by_id["no-bos-rest-even"].run({**GOOD, "even": 0.2})[0]
 
 
 def test_the_claims_declared_for_quick_are_the_loose_ones():
@@ -593,9 +612,20 @@ def test_chapter_7_paces_sort_the_softmax_heads_by_the_chapters_rule():
     assert (p["course_stay_reach_min"], p["course_stay_reach_max"], p["course_n_stay"]) == (1050, 1550, 2)
     assert p["course_copy_level"] == pytest.approx(0.9) and p["course_stay_end_min"] == pytest.approx(1.0)
     assert (p["course_n_sat"], p["course_sat_steps_min"], p["course_sat_from"]) == (1, 950, 100)
-    assert (p["course_sat_up_min"], p["course_sat_up_max"]) == (1050, 1050)
+    assert (p["course_sat_up_min"], p["course_sat_up_max"], p["course_sat_run_max"]) == (1050, 1050, 950)
+    broken = np.where((step >= 300) & (step <= 500), 0.7, sat)  # away from the level at steps 300 to 500
+    w[:, 0, 1] = broken
+    q = ch07._paces(courses, heads)
+    sat_there = (q["course_n_sat"], q["course_sat_steps_min"], q["course_sat_run_max"])
+    assert sat_there == (1, 700, 500)  # at the level at steps 100-250 and 550-1000
     none = ch07._paces(courses, heads.assign(first_trigger=1.0))  # no head copies: no level to sit at
     assert none["course_n_sat"] == 0 and none["course_n_stay"] == 3 and np.isnan(none["course_copy_level"])
+
+
+def test_longest_run_counts_consecutive_true_values():
+    assert ch07.longest_run([]) == 0 and ch07.longest_run([False, False]) == 0
+    assert ch07.longest_run([True, False, True, True, False, True]) == 2
+    assert ch07.longest_run(np.array([True] * 4)) == 4
 
 
 def test_the_sign_test_is_exact_and_two_sided():
