@@ -10,6 +10,7 @@ import pytest
 
 from attnsink import TriggerTask, claims
 from attnsink.claims import ch02
+from attnsink.claims.bounds import printed
 from attnsink.construct import softmax_solution
 
 GOOD = {  # the full runs' measures, as the chapter quotes them
@@ -116,8 +117,15 @@ GOOD = {  # the full runs' measures, as the chapter quotes them
     "ceiling_over_eta": 9.79e6,
     "ceiling_per_n": 489.4,
     "_leak_unit_spread": 2.4e-7,
-    "mu_vac": 0.02503,
-    "mu_vac_short": 0.04685,
+    "_mu_vac": 0.02503,
+    "_mu_vac_short": 0.04685,
+    "_cert_delta": 0.05,
+    "m_noise": 13,
+    "_floor_m2": 0.0,
+    "_floor_m3": 1.3e-4,
+    "_cap_a00_min": 1.0,
+    "_cap_excess": 0.0,
+    "_cap_rowsum_gap": 1.2e-7,
     "twins_n": 5,
     "_twins_same_steps": True,
     "twin_weight_diff": 2.22e-4,
@@ -159,6 +167,8 @@ BREAKS = {  # claim -> a change of the measures that makes it false
     "small-leak-voids-it": {"_mu_vac_max": 0.2},
     "capped-above-floors": {"_capped_above": False},
     "capped-floor-positive": {"_floor_positive": False},
+    "capped-floor-needs-three-noise": {"_floor_m2": 1e-6},
+    "capped-rule-exempts-bos-row": {"_cap_a00_min": 0.99},
     "capped-budget-shorter": {"capped_budget": 50_000},
     "cap-zero-far-worse": {"ratio": 50.0},
     "error-falls-where-floor-binds": {"_bound_stopped": 1},
@@ -188,7 +198,7 @@ BREAKS = {  # claim -> a change of the measures that makes it false
     "ceiling-swamps-eta": {"ceiling_per_n": 90.0},
     "quoted-ceiling": {"ceiling_min": 250.0},
     "leak-mse-is-quadratic": {"_leak_unit_spread": 1e-4},
-    "quoted-leak-voids": {"mu_vac": 0.0261},
+    "quoted-leak-voids": {"_mu_vac": 0.0261},
     "uncapped-twins": {"_twins_same_steps": False},
     "quoted-twins": {"_draw_mse_diff": 0.075},
     "exercise-capped-like-for-like": {"_ex3_all_caps": False},
@@ -274,7 +284,15 @@ def test_more_branches_fail():
         ("ceiling-swamps-eta", {"ceiling_over_eta": 9e5}),
         ("quoted-ceiling", {"ceiling_over_eta": 9.6e6}),
         ("quoted-ceiling", {"ceiling_per_n": 470.0}),
-        ("quoted-leak-voids", {"mu_vac_short": 0.0471}),
+        ("quoted-leak-voids", {"_mu_vac_short": 0.0471}),
+        ("quoted-leak-voids", {"_mu_vac": 0.0249}),  # 0.026 would then be a loose bound
+        ("quoted-leak-voids", {"_mu_vac_short": 0.0459}),
+        ("trained-heads-certified", {"_cert_delta": 0.1}),  # the text says 95% of sequences
+        ("every-row-certified", {"_cert_delta": 0.1}),
+        ("capped-floor-positive", {"m_noise": 2}),
+        ("capped-floor-needs-three-noise", {"_floor_m3": 0.0}),
+        ("capped-rule-exempts-bos-row", {"_cap_excess": 1e-3}),  # a later row above the cap
+        ("capped-rule-exempts-bos-row", {"_cap_rowsum_gap": 1e-3}),  # a row off the simplex
         ("uncapped-twins", {"twins_n": 0}),
         ("uncapped-twins", {"twin_weight_diff": 2e-3}),
         ("quoted-twins", {"twin_weight_diff": 2.4e-4}),
@@ -451,6 +469,9 @@ def made_up():
             "MSE floor": [2.5e-4, 1.8e-5, 1.8e-7],
             "rel_err_trigger": [2e-12, 2.2e-12, 2.3e-12],
             "rel_err_nontrigger": [0.3, 0.01, 1e-4],
+            "a00_min": [1.0, 1.0, 1.0],
+            "cap_excess": [0.0, -1e-8, 0.0],
+            "row_sum_gap": [0.0, 0.0, 0.0],
         }
     )
     exercises = {"shrunk": shrunk, "capped": ex_capped}
@@ -514,8 +535,13 @@ def test_chapter_2_measures_read_the_made_up_frames():
     # the ceiling against eta = L d MSE = 256 MSE, and over the 20,000 sequences
     assert m["ceiling_min"] == 266.0 and m["ceiling_over_eta"] == pytest.approx(266.0 / (256 * 1e-7))
     assert m["ceiling_per_n"] == pytest.approx(266.0 / (256 * 1e-7) / 20_000)
-    assert m["_leak_unit_spread"] < 1e-9 and m["mu_vac"] == pytest.approx((m["vacuous_mse"] / 2.3e-3) ** 0.5)
-    assert m["mu_vac_short"] == pytest.approx(m["_mu_vac_max"]) and m["_d_ordered"] and m["_below_floor_all"] == 0
+    assert m["_leak_unit_spread"] < 1e-9 and m["_mu_vac"] == pytest.approx((m["vacuous_mse"] / 2.3e-3) ** 0.5)
+    assert m["_mu_vac_short"] == pytest.approx(m["_mu_vac_max"]) and m["_d_ordered"] and m["_below_floor_all"] == 0
+    # "keeping mu_vac is enough": printed rounded up, as a string the bound words do not round again
+    assert m["mu_vac"] == ch02.at_most(m["_mu_vac"]) and m["mu_vac_short"] == ch02.at_most(m["_mu_vac_short"])
+    assert printed(m["mu_vac"]) >= m["_mu_vac"] and printed(m["mu_vac_short"]) >= m["_mu_vac_short"]
+    assert m["_floor_m2"] == 0 < m["_floor_m3"] and m["sink_mass"] == "0.5" and m["_cert_delta"] == 0.05
+    assert (m["_cap_a00_min"], m["_cap_excess"], m["_cap_rowsum_gap"]) == (1.0, 0.0, 0.0)
     assert (m["twins_n"], m["_twins_same_steps"], m["twin_weight_diff"], m["twin_weight_max"]) == (2, True, 2e-4, 0.71)
     assert m["_twin_mse_diff"] == pytest.approx(0.1 / 3) and m["twin_mse_diff"] == "3.4%"  # seed 0: 3.1 against 3.0
     assert m["_draw_mse_diff"] == pytest.approx(0.02) and m["draw_mse_diff"] == "2.0%"  # seed 1: 1.02e-7 against 1e-7
@@ -602,6 +628,22 @@ def test_the_exercises_runs_match_what_their_solutions_find():
     assert (ex["shrunk"]["off_min"], ex["shrunk"]["off_max"], ex["shrunk"]["rows"]) == (0.5, 0.9375, 700)
     c = ex["capped"]
     assert list(c.cap) == [0.5, 0.9, 0.99] and (c.mse > c["MSE floor"]).all()
+    # row 0 is exempt from the cap (a_00 = 1); every later row is capped, and binds at the cap
+    assert (c.a00_min == 1).all() and (c.cap_excess.abs() <= 1e-6).all() and (c.row_sum_gap <= 1e-5).all()
+
+
+def test_the_capped_rows_measure_finds_a_capped_bos_row_and_a_row_above_the_cap():
+    import torch
+
+    a = torch.tensor([[[1.0, 0.0, 0.0], [0.5, 0.5, 0.0], [0.5, 0.25, 0.25]]])  # cap 0.5, row 0 exempt
+    assert ch02._capped_rows(a, 0.5) == {"a00_min": 1.0, "cap_excess": 0.0, "row_sum_gap": 0.0}
+    capped_bos = a.clone()
+    capped_bos[0, 0] = torch.tensor([0.5, 0.0, 0.0])  # BOS's own row capped too: off the simplex
+    r = ch02._capped_rows(capped_bos, 0.5)
+    assert r["a00_min"] == 0.5 and r["row_sum_gap"] == 0.5
+    over = a.clone()
+    over[0, 2] = torch.tensor([0.75, 0.125, 0.125])
+    assert ch02._capped_rows(over, 0.5)["cap_excess"] == 0.25
 
 
 def test_the_ceiling_on_one_sequences_error_holds_and_is_exact_for_the_hand_built_head():
