@@ -94,7 +94,8 @@ def variants_summary(runs: list[dict]) -> plt.Figure:
 
 
 def sink_inequality(points: pd.DataFrame, *, ylabel: str | None = None) -> plt.Figure:
-    """Mass off BOS against (``|y_hat_i - y_i|`` + ``|y_hat_0 - y_0|``) / D_i, one dot per non-trigger row.
+    """Mass off BOS against (``|y_hat_i - y_i|`` + ``|y_hat_0 - y_0|``) / D_i^+ (an upper bound
+    on D_i), one dot per non-trigger row.
 
     The theory chapter's inequality says every dot lies on or above the diagonal (drawn).
     ``points`` has columns ``mass_off_bos``, ``scaled_error`` and ``source`` (the legend);
@@ -111,7 +112,7 @@ def sink_inequality(points: pd.DataFrame, *, ylabel: str | None = None) -> plt.F
     ax.set_xscale("log")
     ax.set_yscale("log")
     ax.set_xlabel(r"mass off BOS, $1 - a_{i0}$")
-    ax.set_ylabel(ylabel or r"$(\|\hat y_i - y_i\| + \|\hat y_0 - y_0\|)\,/\,D_i$")
+    ax.set_ylabel(ylabel or r"$(\|\hat y_i - y_i\| + \|\hat y_0 - y_0\|)\,/\,D_i^+$")
     ax.legend(fontsize=8, markerscale=2)
     sns.despine(fig)
     fig.tight_layout()
