@@ -106,6 +106,8 @@ def test_readable_rounds_for_a_reader():
 
 GOOD = {
     "n_seeds": 2,
+    "park_mass": "0.5",
+    "_park_mass": 0.5,
     "soft_min_bos": 0.999,
     "soft_min_bos_row": 0.997,
     "soft_max_value_ratio": 4e-4,
@@ -164,6 +166,8 @@ GOOD = {
     "ex3_relu_rest": 0.0,
     "ex3_relu_trigger": 0.045,
     "ex3_relu_trigger_max": 0.049,
+    "ex3_relu_rms_min": 0.212,
+    "ex3_relu_rms_max": 0.221,
     "ex3_scale_only": 0.053,
     "ex3_rescaled": 0.0028,
     "ex3_both_fixed": 2.0e-5,
@@ -188,6 +192,12 @@ GOOD = {
 }
 BREAKS = {  # claim -> changes of the measures, each of which makes it false
     "softmax-parks": [{"soft_min_bos_row": 0.98}, {"soft_min_bos": 0.998}],
+    "parks-by-threshold": [
+        {"_park_mass": 0.3, "park_mass": "0.3"},  # not the book's mark
+        {"park_mass": "0.50"},  # not the mark as printed
+        {"soft_min_bos": 0.4},
+        {"relu_max_bos": 0.5},
+    ],
     "sink-is-a-no-op": [{"soft_max_value_ratio": 0.2}],
     "relu-switches-off": [{"relu_max_row_mass": 0.05}],
     "relu-exactly-off": [{"relu_max_row_mass": 1e-6}],
@@ -245,6 +255,8 @@ BREAKS = {  # claim -> changes of the measures, each of which makes it false
         {"ex3_soft_trigger": 0.05},
         {"ex3_relu_trigger": 0.03},
         {"ex3_relu_trigger_max": 0.07},
+        {"ex3_relu_rms_min": 0.17},
+        {"ex3_relu_rms_max": 0.24},
     ],
     "ex3-scale": [
         {"ex3_rescaled": 0.006},
@@ -278,9 +290,10 @@ def test_chapter_1_glues_the_bounds_it_states_on_their_safe_side():
     so gluing rounds it toward its safe side (attnsink.claims.bounds)."""
     sides = bounds.stated_bounds(bounds.chapter_markdown("ch1"))
     lower = {"soft_min_bos", "soft_min_bos_row", "ex1_bos_rest", "ex2_parked", "ex3_soft_rest", "ex3_relu_trigger"}
+    lower |= {"ex3_relu_rms_min"}
     upper = {"soft_max_value_ratio", "plain_gap", "max_rel_err", "trigger_key_gap", "relu_history_max_bos"}
     upper |= {"relu_first_bos", "ex1_key_gap", "ex1_row_gap", "ex1_bos_trigger", "ex2_soft_out", "ex2_flagless_bos"}
-    upper |= {"ex2_flagless_relu", "ex3_soft_trigger", "ex3_relu_trigger_max"}
+    upper |= {"ex2_flagless_relu", "ex3_soft_trigger", "ex3_relu_trigger_max", "ex3_relu_rms_max"}
     lower |= {"relu_bos_share_min", "relu_value_ratio_min", "init_value_ratio_min", "trained_value_min"}
     upper |= {"relu_bos_share_max", "relu_value_ratio_max", "init_value_max", "bos_shrink_max", "init_rel_err_rest"}
     assert {name: sides.get(name) for name in lower} == dict.fromkeys(lower, "lower")
@@ -292,6 +305,7 @@ def test_chapter_1_glues_the_bounds_it_states_on_their_safe_side():
     assert bounds.wrong_side(measured, sides) == []
     # a bound glued as a string with its unit is not rounded when glued: the measures round it
     bos = {"c": [1.2, 1.5], "exact": [0.0], "noise": [0.0381, 0.0212], "at_2": [0.6], "gap_2": [0.0], "share": [0.3]}
+    assert sides["park_mass"] == "lower"  # the mark: a string, glued as it is ("0.5")
     assert sides["relu_bos_c_noise"] == "upper" and ch01._relu_bos_measures(bos)["relu_bos_c_noise"] == "3.9%"
 
 
@@ -394,6 +408,8 @@ def test_chapter_1_measures_read_the_runs():
     assert 0 <= m["soft_min_bos_row"] <= m["soft_min_bos"] + 1e-6 and 0 <= m["ex2_parked"] <= 1
     assert m["_relu_bos_c_noise"] >= 0 and m["_relu_bos_exact"] < 1e-5  # j w is the clamped score, by construction
     assert 0 < m["ex3_scale_only"] < 1
+    assert m["ex3_relu_rms_min"] == pytest.approx(m["ex3_relu_trigger"] ** 0.5)  # a root-mean-square ratio
+    assert m["ex3_relu_rms_max"] == pytest.approx(m["ex3_relu_trigger_max"] ** 0.5) and m["park_mass"] == "0.5"
     assert m["ex3_scale_only"] == pytest.approx(0.053, abs=0.005)  # the 1/j scale alone, as in the text
     # untrained models: the fake's are their own initialisation, so nothing grew or shrank
     assert m["init_value_max"] >= m["trained_value_min"] and m["bos_shrink_max"] == pytest.approx(1)

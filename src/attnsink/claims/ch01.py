@@ -15,7 +15,7 @@ import pandas as pd
 import torch
 
 from ..cache import memoized
-from ..metrics import EVAL_SEED, evaluate, sink_timing
+from ..metrics import EVAL_SEED, SINK_MASS, evaluate, sink_timing
 from ..model import AttentionModel
 from ..profiles import FIGURE_TRIGGER_POS
 from ..prose import bound, readable
@@ -29,10 +29,11 @@ MOVED = (2, 4, 11, 15)  # exercise 1.1's trigger positions
 
 def _relu_trigger_bos(models) -> dict:
     """The ReLU heads' weight w on BOS at the trigger row, on the test sequences (trigger
-    anywhere). Per seed: c, the mean of j times w; how far j w ever is from max(s_j0, 0), the
-    trigger row's clamped score on BOS, which reads the trigger token alone; how far j w
-    strays from c across sequences, as a share of c; how far the mean w at j = 2 is from c/2;
-    and the share of the target's trigger coordinate (1/j) that BOS's term supplies (per j)."""
+    anywhere). Per seed: κ (the text's name; ``c`` here), the mean of j times w; how far j w
+    ever is from max(s_j0, 0), the trigger row's clamped score on BOS, which reads the trigger
+    token alone; how far j w strays from κ across sequences, as a share of κ; how far the mean
+    w at j = 2 is from κ/2; and the share of the target's trigger coordinate (1/j) that BOS's
+    term supplies (per j)."""
     task, out = TriggerTask(), {"c": [], "exact": [], "noise": [], "at_2": [], "gap_2": [], "share": []}
     for model in models:
         ev = evaluate(model, task)
@@ -195,7 +196,7 @@ def _quiet(soft: list, relu: list) -> dict:
 
 def _no_bos(soft: list, relu: list) -> dict:
     """Exercise 1.3: every model on the task without BOS. Each kind's relative errors; for each
-    ReLU head, its trigger row corrected by j/(j+1), by adding back BOS's term (c/j) x_0 W_V W_O,
+    ReLU head, its trigger row corrected by j/(j+1), by adding back BOS's term (κ/j) x_0 W_V W_O,
     and by both (which gives exactly its output with BOS put back in front); the error of the
     1/j scale on an exact mean; and for each softmax head, the mean length of its output at every
     row but the trigger, alone and over the mean length of the values there, and the length of
@@ -334,6 +335,8 @@ def measures(result, plain_gap: dict | None = None) -> dict:
     steps = lambda frame: f"{frame.steps.median():,g}"  # noqa: E731  (a median of ten can end in .5)
     return {
         "n_seeds": int(len(soft)),
+        "park_mass": f"{SINK_MASS:g}",  # the book's mark, as printed: a head parks on BOS from this weight on
+        "_park_mass": float(SINK_MASS),
         "soft_min_bos": float(soft.bos_mass_nontrigger.min()),
         "soft_max_value_ratio": float(soft.bos_value_ratio.max()),
         "relu_max_mass": float(relu.attn_mass_nontrigger.max()),
@@ -361,6 +364,9 @@ def measures(result, plain_gap: dict | None = None) -> dict:
         **_timing_measures(sink_timings(result)),
         **_first_steps(result),
         **{name: value for name, value in heads.items() if name != "relu_bos"},
+        # exercise 1.3: the error's root-mean-square length over the target's
+        "ex3_relu_rms_min": float(np.sqrt(heads["ex3_relu_trigger"])),
+        "ex3_relu_rms_max": float(np.sqrt(heads["ex3_relu_trigger_max"])),
     }
 
 
@@ -374,6 +380,21 @@ def _(m):
         m["soft_min_bos_row"] >= 0.99 and m["soft_min_bos"] >= 0.999,
         f"smallest row {readable(m['soft_min_bos_row'], toward='down')}, "
         f"smallest mean {readable(m['soft_min_bos'], toward='down')}",
+    )
+
+
+@CHAPTER.claim(
+    "parks-by-threshold",
+    "A head parks on BOS when its mean weight on BOS at the non-trigger rows is at least 0.5, the book's mark "
+    "(metrics.SINK_MASS); every softmax head parks and no ReLU head does.",
+    profiles=BOTH,
+)
+def _(m):
+    mark = m["_park_mass"]
+    ok = mark == 0.5 and m["park_mass"] == f"{mark:g}" and m["soft_min_bos"] >= mark > m["relu_max_bos"]
+    return ok, (
+        f"mark {m['park_mass']}; softmax at least {readable(m['soft_min_bos'], toward='down')}, "
+        f"ReLU at most {readable(m['relu_max_bos'], toward='up')}"
     )
 
 
@@ -461,9 +482,9 @@ def _(m):
 
 @CHAPTER.claim(
     "relu-bos-at-trigger",
-    "At the trigger row every ReLU head weighs BOS c/j, c = max(s_j0, 0), a score that reads the trigger token "
-    "alone; c's mean lies between 1 and 2 by seed, and the trigger's noise moves c by under 10% of it; "
-    "so at j = 2 each head weighs BOS c/2, to within 0.005.",
+    "At the trigger row every ReLU head weighs BOS κ/j, κ = max(s_j0, 0), a score that reads the trigger token "
+    "alone; κ's mean lies between 1 and 2 by seed, and the trigger's noise moves κ by under 10% of it; "
+    "so at j = 2 each head weighs BOS κ/2, to within 0.005.",
     profiles=BOTH,
 )
 def _(m):
@@ -471,8 +492,8 @@ def _(m):
     ok = m["_relu_bos_exact"] < 1e-5 and 1 <= low and high <= 2
     ok = ok and m["_relu_bos_c_noise"] < 0.1 and m["_relu_bos_gap_2"] <= 0.005
     return ok, (
-        f"j w - max(s_j0, 0) at most {m['_relu_bos_exact']:.1e}; mean c from {low:.3f} to {high:.3f}; "
-        f"c within {m['_relu_bos_c_noise']:.1%} of its mean; at j = 2, w - c/2 at most {m['_relu_bos_gap_2']:.4f} "
+        f"j w - max(s_j0, 0) at most {m['_relu_bos_exact']:.1e}; mean κ from {low:.3f} to {high:.3f}; "
+        f"κ within {m['_relu_bos_c_noise']:.1%} of its mean; at j = 2, w - κ/2 at most {m['_relu_bos_gap_2']:.4f} "
         f"(w from {m['relu_bos_at_2_min']} to {m['relu_bos_at_2_max']})"
     )
 
@@ -624,16 +645,19 @@ def _(m):
 @CHAPTER.claim(
     "ex3-no-bos",
     "Exercise 1.3: without BOS the softmax heads fail off the trigger; the ReLU heads stay off there and reach "
-    "a relative (mean-square) error of about 0.05 at it.",
+    "a relative (mean-square) error of about 0.05 at it: an error whose root-mean-square length is about a fifth "
+    "of the target's (between 0.18 and 0.23 of it).",
 )
 def _(m):
     holds = m["ex3_soft_rest"] > 1 and m["ex3_relu_rest"] == 0 and m["ex3_soft_trigger"] < m["ex3_relu_trigger"]
     holds = holds and 0.04 <= m["ex3_relu_trigger"] and m["ex3_relu_trigger_max"] <= 0.06
+    holds = holds and 0.18 <= m["ex3_relu_rms_min"] and m["ex3_relu_rms_max"] <= 0.23
     return holds, (
         f"softmax: elsewhere ≥ {readable(m['ex3_soft_rest'], toward='down')}, "
         f"trigger ≤ {readable(m['ex3_soft_trigger'], toward='up')}; ReLU: elsewhere {m['ex3_relu_rest']:.2g}, "
         f"trigger {readable(m['ex3_relu_trigger'], toward='down')} to "
-        f"{readable(m['ex3_relu_trigger_max'], toward='up')}"
+        f"{readable(m['ex3_relu_trigger_max'], toward='up')}, root-mean-square ratio "
+        f"{readable(m['ex3_relu_rms_min'], toward='down')} to {readable(m['ex3_relu_rms_max'], toward='up')}"
     )
 
 
