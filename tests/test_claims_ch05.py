@@ -148,6 +148,8 @@ GOOD = {
     "_blocks_relu_next_bos": 8.54e-4,
     "_blocks_relu_next_block": "mlp",
     "_blocks_soft_no_sink": 0,
+    "sweep_missed_rel_lo": 4.8e-5,
+    "_sweep_missed_rel_lo": 4.89e-5,
     "sweep_missed_rel": 1.4e-4,
     "_sweep_missed_rel": 1.341e-4,
     "sweep_stopped_rel": 2.7e-5,
@@ -171,6 +173,16 @@ GOOD = {
     "wide_relu_linf_lo": 0.01868,
     "wide_relu_linf_hi": 0.0353,
     "met_linf_over": 102,
+    "met_linf_max": 0.0349,
+    "_met_linf_max_len": 128,
+    "deep_lead_true": 51,
+    "_ln_trig_x": 7.75,
+    "_ln_rest_x": 6.93,
+    "ln_err_x": 6.93,
+    "_ln_rules": 2,
+    "ln_loss_fall_lo": 1.348,
+    "ln_loss_fall_hi": 3.207,
+    "_ln_loss_n": 20,
     "_ex2_parked_n": 57,
     "_ex2_parked_reached": 57,
     "ex2_diffuse_n": 43,
@@ -232,6 +244,8 @@ BREAKS = {
     "met-runs-test-error": {"met_linf_over": 50},
     "relu-top-adds-little": {"_blocks_relu_top_ratio": 2e-3, "blocks_relu_top_ratio": 2e-3},
     "cap-reaches-diffuse": {"ex2_diffuse_reached": 43, "ex2_diffuse_untouched": 0},
+    "ln-errors-larger": {"_ln_rest_x": 0.9, "ln_err_x": 0.9},
+    "ln-loss-still-falling": {"ln_loss_fall_lo": 0.98},
 }
 
 
@@ -288,7 +302,22 @@ def test_every_further_branch_of_a_claim_breaks_when_its_number_moves():
             {"wide_relu_linf_lo": 0.012},
             {"_missed_linf_min": 0.005, "lr_top_linf_lo": 0.005},
         ],
-        "met-runs-test-error": [{"met_linf_over": 53}],
+        "met-runs-test-error": [
+            {"met_linf_over": 53},
+            {"met_linf_max": 0.02},  # below a missed run's at the top rate
+            {"_met_linf_max_len": 64},
+        ],
+        "ln-errors-larger": [
+            {"_ln_trig_x": 0.5, "ln_err_x": 0.5},  # a LayerNorm model below a plain one at the trigger
+            {"ln_err_x": 7.75},  # the stated multiple not the least ratio
+            {"_ln_rest_x": 1.04, "ln_err_x": 1.04},  # over 1, but printed as 1.0
+            {"_ln_rules": 1},
+        ],
+        "ln-loss-still-falling": [
+            {"ln_loss_fall_lo": 1.04},  # printed as 1.0: no fall to state
+            {"_ln_loss_n": 19},  # a model without its history
+            {"ln_loss_fall_hi": 1.2},
+        ],
         "relu-top-adds-little": [{"blocks_relu_top_ratio": 6.9e-4}, {"_blocks_relu_top_trig_bos": 0.01}],
         "cap-reaches-diffuse": [
             {"_ex2_parked_reached": 56},
@@ -301,6 +330,8 @@ def test_every_further_branch_of_a_claim_breaks_when_its_number_moves():
         "figure-4x4-mix": [{"_fig_big_parks": 0}, {"_fig_big_spread": 0}],
         "next-relu-head": [{"_blocks_relu_next_bos": 5e-4}, {"blocks_relu_next": 0.002}],
         "missed-runs-fit": [
+            {"_sweep_missed_rel_lo": 2e-5},  # a missed run below the stated range
+            {"_sweep_missed_rel_lo": 2e-5, "sweep_missed_rel_lo": 2e-5},  # the range not above the met runs
             {"sweep_stopped_rel": 2.6e-5},
             {"_sweep_stopped_rel": 2e-4, "sweep_stopped_rel": 2e-4},
             {"_sweep_missed_rel": 3e-4, "sweep_missed_rel": 3e-4},
@@ -308,6 +339,9 @@ def test_every_further_branch_of_a_claim_breaks_when_its_number_moves():
         "deep-timing-strides": [
             {"deep_stride_hi": 12},
             {"deep_lead_min": 40},
+            {"deep_lead_min": 55, "deep_lead_true": 49},  # under 50 true steps
+            {"deep_lead_true": 60},  # the lead read, not less k - 1
+            {"deep_lead_true": 40},  # more than the largest stride below the lead read
         ],
         "lr-too-large": [{"_lr_top": 3e-3}],
     }
@@ -514,7 +548,11 @@ def test_chapter_5_measures_read_made_up_runs():
     assert m["deep_relu_hist_bos"] == 0.0 and m["_deep_top_sink"]
     # the made-up 4 × 4 grid parks every head; every blocks model has a sink
     assert (m["_fig_big_parks"], m["_fig_big_spread"]) == (16, 0) and m["_blocks_soft_no_sink"] == 0
-    assert m["_sweep_missed_rel"] == 1e-4 and m["_sweep_stopped_rel"] == 1e-5
+    assert m["_sweep_missed_rel"] == m["_sweep_missed_rel_lo"] == 1e-4 and m["_sweep_stopped_rel"] == 1e-5
+    assert m["met_linf_max"] == 0.004 and m["_met_linf_max_len"] == 8 and m["deep_lead_true"] == 2
+    # every LayerNorm model against the plain 2 × 2 models of its rule; no histories, so no loss trend
+    assert m["_ln_trig_x"] == pytest.approx(300) and m["_ln_rest_x"] == pytest.approx(10) and m["_ln_rules"] == 2
+    assert m["ln_err_x"] == pytest.approx(10) and m["_ln_loss_n"] == 0 and np.isnan(m["ln_loss_fall_lo"])
     assert m["_ln_rel_x"] == pytest.approx(0.003 / 1e-5) and m["ln_rel_x"] == 300.0
     # the tasks: residual for the deeper models and blocks, plain for the one-layer sweeps
     assert m["_deep_residual"] and m["_blocks_residual"] and not m["_sweep_residual"]
@@ -612,3 +650,49 @@ def test_the_missed_runs_are_found_where_they_miss():
     assert got["met_linf_over"] == 2  # 0.006 and 0.007 above 0.005; 0.004 not
     none = ch05._missed(runs.assign(stopped_early=True), 1e-2, 64)
     assert none["lr_top_missed"] == 0 and np.isnan(none["_missed_linf_min"]) and none["met_linf_over"] == 5
+
+
+def test_the_true_lead_takes_each_run_s_stride_less_one_from_the_lead_read():
+    first = pd.DataFrame({"sink": [100, 200], "loss10": [160, 265], "stride": [10, 13]})
+    assert ch05.true_lead(first) == 51  # 60 - 9, below 65 - 12 = 53
+    assert ch05.true_lead(first.iloc[:0]) == 0
+
+
+def test_ln_against_plain_compares_each_rule_with_its_own_plain_models():
+    deep = SimpleNamespace(
+        runs=[
+            {"attention": r, "n_layers": n, "rel_err_trigger": t, "rel_err_nontrigger": e}
+            for r, n, t, e in [("softmax", 2, 1e-5, 2e-7), ("relu", 2, 2e-5, 2e-10), ("softmax", 4, 9e-3, 9e-3)]
+        ]
+    )
+    extra = SimpleNamespace(
+        runs=[
+            {"attention": r, "layer_norm": ln, "rel_err_trigger": t, "rel_err_nontrigger": e}
+            for r, ln, t, e in [("softmax", True, 1e-3, 1e-6), ("relu", True, 1e-4, 1e-9), ("relu", False, 0, 0)]
+        ]
+    )
+    got = ch05.ln_against_plain(deep, extra)  # the 4-layer and the plain blocks models left out
+    assert got["_ln_trig_x"] == pytest.approx(5.0) and got["_ln_rest_x"] == pytest.approx(5.0)
+    assert got["_ln_rules"] == 2
+    extra.runs[1]["rel_err_nontrigger"] = 1e-10  # a ReLU LayerNorm model below a plain one elsewhere
+    assert ch05.ln_against_plain(deep, extra)["_ln_rest_x"] < 1
+
+
+def test_ln_loss_trend_reads_the_layer_norm_histories_only():
+    steps = np.arange(0, 1001, 10)
+
+    def run(late):
+        loss = np.where(steps >= 900, late, np.where(steps >= 400, 1.0, 5.0))
+        return SimpleNamespace(history={"step": steps, "loss": loss})
+
+    extra = SimpleNamespace(
+        results={
+            ("softmax", "layer_norm"): [run(0.5), run(0.8)],
+            ("relu", "mlp + layer_norm"): [run(0.25)],
+            ("relu", "mlp"): [run(2.0)],  # no LayerNorm: not read
+        }
+    )
+    got = ch05.ln_loss_trend(extra)
+    assert (got["ln_loss_fall_lo"], got["ln_loss_fall_hi"], got["_ln_loss_n"]) == (1.25, 4.0, 3)
+    extra.results[("softmax", "layer_norm")].append(run(1.5))  # a loss that rose
+    assert ch05.ln_loss_trend(extra)["ln_loss_fall_lo"] < 1

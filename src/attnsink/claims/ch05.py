@@ -94,6 +94,17 @@ def deep_timing(deep) -> pd.DataFrame:
     return pd.DataFrame(rows, columns=["n_layers", "seed", "sink", "loss10", "loss100", "stride"])
 
 
+def true_lead(first: pd.DataFrame) -> int:
+    """The smallest lead of the parking step over the loss step that the runs in ``first`` (rows of
+    :func:`deep_timing` whose parking step is read first) can have in truth. The parking step is
+    never read early; the loss step is read at most k - 1 steps late (k the run's stride) if the
+    loss first reaches a tenth within the k steps before its entry. So each true lead is at least
+    the lead read less k - 1. 0 when no run parks first."""
+    if not len(first):
+        return 0
+    return int((first.loss10 - first.sink - (first.stride - 1)).min())
+
+
 def deep_relu_history_bos(deep) -> float:
     """The largest BOS mass any head of a ReLU deeper model reaches at any recorded step."""
     relu = [r for (rule, _, _), trained in deep.results.items() if rule == "relu" for r in trained]
@@ -103,8 +114,9 @@ def deep_relu_history_bos(deep) -> float:
 def deep_more_measures(deep) -> dict:
     """What backs the deeper models' remaining sentences: each seed's top softmax head is a sink;
     the 4 × 4 softmax grid's heads (first test sequence) park or spread; the stored histories'
-    strides and the parking step's smallest lead over the loss step (the tenfold drop); the ReLU
-    heads' largest recorded BOS mass."""
+    strides and the parking step's smallest lead over the loss step (the tenfold drop), as read
+    and less each run's stride minus one (:func:`true_lead`); the ReLU heads' largest recorded BOS
+    mass."""
     heads = deep.heads()
     soft = heads[heads.attention == "softmax"]
     top = soft.loc[soft.groupby(["n_layers", "seed"]).bos_mass_nontrigger.idxmax()] if len(soft) else soft
@@ -125,6 +137,7 @@ def deep_more_measures(deep) -> dict:
         "deep_stride_hi": int(timing.stride.max()) if len(timing) else 0,
         "deep_every_step": int((timing.stride == 1).sum()),
         "deep_lead_min": int((first.loss10 - first.sink).min()) if len(first) else 0,
+        "deep_lead_true": true_lead(first),
         "deep_relu_hist_bos": deep_relu_history_bos(deep),
     }
 
@@ -330,6 +343,49 @@ def blocks_measures(extra) -> dict:
     }
 
 
+def ln_against_plain(deep, extra) -> dict:
+    """Each model with pre-LayerNorm against the plain 2 × 2 deeper models of its rule: the least
+    ratio, over the rules, of the LayerNorm models' smallest relative error to the plain models'
+    largest, at the trigger and at the other rows (over 1: every LayerNorm model's error is the
+    larger), and how many rules were compared."""
+    runs, plain = pd.DataFrame(extra.runs), pd.DataFrame(deep.runs)
+    ln = runs[runs.layer_norm.astype(bool)]
+    plain = plain[plain.n_layers == 2]
+    ratios = {"trigger": [], "nontrigger": []}
+    rules = sorted(set(ln.attention) & set(plain.attention))
+    for rule in rules:
+        mine, theirs = ln[ln.attention == rule], plain[plain.attention == rule]
+        for where in ratios:
+            col = f"rel_err_{where}"
+            ratios[where].append(float(mine[col].min() / theirs[col].max()))
+    nan = float("nan")
+    return {
+        "_ln_trig_x": min(ratios["trigger"], default=nan),
+        "_ln_rest_x": min(ratios["nontrigger"], default=nan),
+        "_ln_rules": len(rules),
+    }
+
+
+def ln_loss_trend(extra) -> dict:
+    """How far each pre-LayerNorm model's batch loss still fell late in training: the median batch
+    loss over the tenth of the recorded steps before halfway, over that of the last tenth. The
+    least and largest over the models, and how many models (0 when the runs keep no history)."""
+    falls = []
+    for (_, name), trained in getattr(extra, "results", {}).items():
+        for r in trained if "layer_norm" in str(name) else []:
+            steps, loss = np.asarray(r.history["step"]), np.asarray(r.history["loss"])
+            end = steps[-1]
+            early = loss[(steps >= 0.4 * end) & (steps < 0.5 * end)]
+            late = loss[steps >= 0.9 * end]
+            falls.append(float(np.median(early) / np.median(late)))
+    nan = float("nan")
+    return {
+        "ln_loss_fall_lo": min(falls, default=nan),
+        "ln_loss_fall_hi": max(falls, default=nan),
+        "_ln_loss_n": len(falls),
+    }
+
+
 def sweep_measures(sw) -> dict:
     """The one-layer sweeps: sinks and off heads over every run; the steps along the length
     and the learning rate; the runs that did not meet the criterion (the largest learning rate,
@@ -400,9 +456,9 @@ def sweep_measures(sw) -> dict:
 def _missed(runs: pd.DataFrame, top_lr: float, width: int) -> dict:
     """The sweep runs that missed the criterion: how many at the largest learning rate, how many
     ReLU runs at the largest width, how many elsewhere; their largest test errors at each and
-    the least of all; and how many of the runs that met it still have a largest test error
-    above the criterion's :data:`~attnsink.spec.PAPER_STOP` (the criterion reads one training
-    batch, the test error 1000 sequences)."""
+    the least of all; how many of the runs that met it still have a largest test error above
+    the criterion's :data:`~attnsink.spec.PAPER_STOP` (the criterion reads one training batch,
+    the test error 1000 sequences), the largest of those, and the length of its run."""
     stopped = runs.stopped_early.astype(bool)
     at_top = (runs.swept == "lr") & (runs.lr == top_lr)
     wide_relu = (runs.swept == "d_model") & (runs.d_model == width) & (runs.attention == "relu")
@@ -419,16 +475,21 @@ def _missed(runs: pd.DataFrame, top_lr: float, width: int) -> dict:
         "wide_relu_linf_lo": float(wide.linf.min()) if len(wide) else nan,
         "wide_relu_linf_hi": float(wide.linf.max()) if len(wide) else nan,
         "met_linf_over": int((met.linf > PAPER_STOP).sum()),
+        "met_linf_max": float(met.linf.max()) if len(met) else nan,
+        "_met_linf_max_len": int(met.seq_len[met.linf.idxmax()]) if len(met) and "seq_len" in met else 0,
     }
 
 
 def _fit(runs: pd.DataFrame) -> dict:
-    """How closely the sweep runs fit: the largest relative error (at the trigger or elsewhere)
-    of the runs that missed the criterion, and of those that met it, as the text's bounds."""
+    """How closely the sweep runs fit, by each run's largest relative error (at the trigger or
+    elsewhere): the least and the largest of the runs that missed the criterion, and the largest
+    of those that met it, as the text's bounds."""
     rel = runs[["rel_err_trigger", "rel_err_nontrigger"]].max(axis=1)
     stopped = runs.stopped_early.astype(bool)
     missed, met = rel[~stopped], rel[stopped]
     return {
+        "sweep_missed_rel_lo": bound(missed.min(), "down") if len(missed) else float("nan"),
+        "_sweep_missed_rel_lo": float(missed.min()) if len(missed) else float("nan"),
         "sweep_missed_rel": _at_most(missed.max()) if len(missed) else float("nan"),
         "_sweep_missed_rel": float(missed.max()) if len(missed) else float("nan"),
         "sweep_stopped_rel": _at_most(met.max()) if len(met) else float("nan"),
@@ -527,12 +588,15 @@ def measures(deep, extra, sw) -> dict:
         **diffuse_per_seed(deep),
         **blocks_measures(extra),
         **sweep_measures(sw),
+        **ln_against_plain(deep, extra),
+        **ln_loss_trend(extra),
     }
     m["_deep_residual"] = bool(deep.task.residual)  # the tasks: residual for the deeper models and blocks
     m["_deep_layers"] = sorted({int(r["n_layers"]) for r in deep.runs})
     ln_top = max(m["ln_rel_trig"], m["ln_rel_rest"])
     m["_ln_rel_x"] = float(ln_top / m["_deep_rel_err"]) if m["_deep_rel_err"] > 0 else float("nan")
     m["ln_rel_x"] = _at_least(m["_ln_rel_x"])  # stated after "over": rounded down, as printed
+    m["ln_err_x"] = min(m["_ln_trig_x"], m["_ln_rest_x"])
     return m
 
 
@@ -807,6 +871,31 @@ def _(m):
 
 
 @CHAPTER.claim(
+    "ln-errors-larger",
+    "Every model with pre-LayerNorm has relative errors at least the stated multiple (the least ratio, rounded "
+    "down; over 1) of every plain 2 × 2 model's of its rule, both at the trigger and at the other rows.",
+)
+def _(m):
+    least = min(m["_ln_trig_x"], m["_ln_rest_x"])
+    shown = printed(readable(m["ln_err_x"], toward="down"))
+    ok = m["_ln_rules"] == 2 and m["ln_err_x"] == least and least >= shown > 1
+    where = f"trigger {m['_ln_trig_x']:.3g} times, elsewhere {m['_ln_rest_x']:.3g} times"
+    return ok, f"{where}, over {m['_ln_rules']} rules: at least {shown:g}"
+
+
+@CHAPTER.claim(
+    "ln-loss-still-falling",
+    "The batch loss of every model with pre-LayerNorm was still falling at the cap: from the tenth of training "
+    "before halfway to the last tenth its median fell by a factor within the stated range (the least rounded "
+    "down, over 1; the largest rounded up).",
+)
+def _(m):
+    lo, hi = m["ln_loss_fall_lo"], m["ln_loss_fall_hi"]
+    ok = m["_ln_loss_n"] == m["ln_runs"] > 0 and printed(readable(lo, toward="down")) > 1 and lo <= hi
+    return ok, f"{m['_ln_loss_n']} models: {lo:.3f}- to {hi:.3f}-fold"
+
+
+@CHAPTER.claim(
     "relu-top-adds-little",
     "The ReLU head nearest the off threshold has a BOS value whose norm is at most the stated bound (rounded up; "
     "under 0.001) of a content token's, and puts no weight on BOS at the trigger row.",
@@ -914,14 +1003,15 @@ def _(m):
 
 @CHAPTER.claim(
     "missed-runs-fit",
-    "The sweep runs that miss the criterion keep every relative error at most the stated bound (the largest, "
-    "rounded up; under 2 × 10⁻⁴), above the largest of the runs that meet it, at most its stated bound (rounded "
-    "up; under 10⁻⁴).",
+    "Each sweep run that misses the criterion has a largest relative error within the stated range (the least "
+    "rounded down, the largest rounded up; under 2 × 10⁻⁴), above every relative error of the runs that meet "
+    "it, which are at most their stated bound (rounded up; under 10⁻⁴, and below the range as printed).",
 )
 def _(m):
-    missed, met = m["_sweep_missed_rel"], m["_sweep_stopped_rel"]
-    ok = missed <= m["sweep_missed_rel"] < 2e-4 and met <= m["sweep_stopped_rel"] < 1e-4 and met < missed
-    return ok, f"missed at most {missed:.3g} (stated {m['sweep_missed_rel']:g}); met at most {met:.3g}"
+    lo, missed, met = m["_sweep_missed_rel_lo"], m["_sweep_missed_rel"], m["_sweep_stopped_rel"]
+    within = m["sweep_missed_rel_lo"] <= lo <= missed <= m["sweep_missed_rel"] < 2e-4
+    ok = within and met <= m["sweep_stopped_rel"] < 1e-4 and m["sweep_stopped_rel"] < m["sweep_missed_rel_lo"]
+    return ok, f"missed {lo:.3g} to {missed:.3g} (stated {m['sweep_missed_rel_lo']:g}); met at most {met:.3g}"
 
 
 @CHAPTER.claim(
@@ -941,11 +1031,14 @@ def _(m):
 
 @CHAPTER.claim(
     "met-runs-test-error",
-    "Most sweep runs that meet the criterion also have a largest test error above 0.005.",
+    "Most sweep runs that meet the criterion also have a largest test error above 0.005; the largest of theirs, "
+    "at L = 128, is above that of every run that misses the criterion at 10⁻².",
 )
 def _(m):
     ok = 2 * m["met_linf_over"] > m["sweep_stopped"] and PAPER_STOP == 0.005
-    return ok, f"{m['met_linf_over']} of {m['sweep_stopped']}"
+    ok = ok and m["met_linf_max"] > m["lr_top_linf_hi"] and m["_met_linf_max_len"] == 128
+    shown = f"largest {m['met_linf_max']:.4f} at L = {m['_met_linf_max_len']}, against {m['lr_top_linf_hi']:.4f}"
+    return ok, f"{m['met_linf_over']} of {m['sweep_stopped']}; {shown}"
 
 
 # ---- the parking step ----
@@ -963,8 +1056,9 @@ def _(m):
 
 @CHAPTER.claim(
     "sink-at-three-quarters",
-    "The parking step is a median of about three quarters of the loss step, as read and within the bounds "
-    "that reading every k-th step leaves.",
+    "As read, the parking step is a median of about three quarters of the loss step; if each quantity stays "
+    "past its threshold once crossed, so is the true median, within the bounds that reading every k-th step "
+    "leaves.",
 )
 def _(m):
     ok = 0.7 <= m["timing_median_lo"] <= m["timing_median"] <= m["timing_median_hi"] <= 0.8
@@ -974,9 +1068,9 @@ def _(m):
 
 @CHAPTER.claim(
     "timing-resolution",
-    "Read every k-th step, each run's ratio is known to within the stated bound (rounded up; at most 0.05), but "
-    "for at most four runs, all at 10⁻² and all lasting the cap, where it lies between the stated lower bound "
-    "(rounded down; at least 0.3) and 1.",
+    "Read every k-th step, and if each quantity stays past its threshold once crossed, each run's ratio is known "
+    "to within the stated bound (rounded up; at most 0.05), but for at most four runs, all at 10⁻² and all "
+    "lasting the cap, where it lies between the stated lower bound (rounded down; at least 0.3) and 1.",
 )
 def _(m):
     slack = m["_timing_slack"] <= m["timing_slack"] <= 0.05
@@ -1025,12 +1119,15 @@ def _(m):
 @CHAPTER.claim(
     "deep-timing-strides",
     "No deeper softmax run keeps every step: each keeps every k-th, k from 4 to 13; where the parking step comes "
-    "first, it leads the loss step by at least the stated bound (rounded down; at least 50 steps).",
+    "first, it leads the loss step by at least the stated number of steps as read (at least 50), and, if the "
+    "loss stays below a tenth once there, by at least the stated number of true steps: the least lead read "
+    "less k - 1 (at least 50).",
 )
 def _(m):
-    ok = m["deep_every_step"] == 0 and (m["deep_stride_lo"], m["deep_stride_hi"]) == (4, 13)
-    ok = ok and m["deep_lead_min"] >= 50
-    return ok, f"k {m['deep_stride_lo']} to {m['deep_stride_hi']}; smallest lead {m['deep_lead_min']} steps"
+    lo, hi, lead, true = m["deep_stride_lo"], m["deep_stride_hi"], m["deep_lead_min"], m["deep_lead_true"]
+    ok = m["deep_every_step"] == 0 and (lo, hi) == (4, 13) and lead >= 50
+    ok = ok and lead - (hi - 1) <= true <= lead - (lo - 1) and true >= 50
+    return ok, f"k {lo} to {hi}; smallest lead {lead} steps as read, {true} true"
 
 
 @CHAPTER.claim(
