@@ -52,6 +52,14 @@ GOOD = {
     "relu_vis_pos_last": 0.038,
     "_relu_pos_falls": True,
     "_relu_map_gap": 7e-9,
+    "_relu_vis_pos_mean": 0.083,
+    "_relu_vis_early_drop": 0.128,
+    "_relu_vis_late_drop": 0.039,
+    "bos_construct_max_err": 2.6e-9,
+    "bos_construct_max_mass": 9.2e-5,
+    "bos_construct_max_bos": 3.8e-11,
+    "bos_construct_row0_bos": 6.1e-6,
+    "_bos_construct_row0_out": 0.0,
     "construct_margin": 12,
     "construct_err_bound": 3.04e-7,
     "construct_max_err": 3.3e-9,
@@ -122,6 +130,7 @@ BREAKS = {
     "sigmoid-on-bos": {"_sigmoid_min_row_bos": 0.99999994},  # one float32 step below 1
     "relu-trigger-bos-by-position": {"_relu_pos_falls": False},
     "off-constructions": {"construct_max_err": 2e-6},
+    "off-constructions-bos": {"bos_construct_max_bos": 0.5},  # a head that parks half its row on BOS
     "relu-visible-exact-head": {"_relu_vis_exact_err": 1e-9},
     "sink-logit-third-way": {"_sink_logit_content_score": 1e-3},
     "sigmoid-could-stop": {"construct_sigmoid_linf": 0.006},
@@ -173,6 +182,12 @@ MORE_BREAKS = [  # the other branches of claims that check several numbers
     ("relu-trigger-bos", {"relu_vis_map_bos": 0.04}),
     ("sigmoid-on-bos", {"sigmoid_exact_gap": 3e-8}),  # the exact gap past 2^-25: float32 need not round to 1
     ("relu-trigger-bos-by-position", {"_relu_map_gap": 1e-3}),  # the map is not the position-7 mean
+    ("relu-trigger-bos-by-position", {"_relu_vis_late_drop": 0.2}),  # a fall steeper late than early
+    ("relu-trigger-bos-by-position", {"_relu_vis_pos_mean": 0.07}),  # the mean below the position-7 value
+    ("off-constructions-bos", {"bos_construct_max_err": 2e-6}),
+    ("off-constructions-bos", {"bos_construct_max_mass": 2e-4}),
+    ("off-constructions-bos", {"bos_construct_row0_bos": 0.5}),  # gated's row 0 with its gate at 0
+    ("off-constructions-bos", {"_bos_construct_row0_out": 1e-3}),  # BOS's value not zero
     ("relu-trigger-bos-by-position", {"relu_vis_map_bos": 0.09}),  # inside the range of the means
     ("off-constructions", {"construct_max_mass": 2e-4}),
     ("off-constructions", {"construct_err_bound": 2e-6}),  # the proof's bound too loose for the text's 1e-6
@@ -285,6 +300,8 @@ def test_chapter_6_measures_read_the_runs(monkeypatch):
     assert m["_relu_vis_exact_mass"] == 0 and m["_relu_vis_exact_err"] <= 1e-12 and m["_sink_logit_content_score"] == 0
     assert m["construct_sigmoid_linf"] < 0.005 and m["construct_err_bound"] == pytest.approx(8064 * math.exp(-24))
     assert m["_relu_map_gap"] > 0 and isinstance(m["_relu_pos_falls"], bool)  # the made-up maps leave BOS empty
+    assert m["bos_construct_max_err"] <= 1e-6 and m["bos_construct_max_bos"] < 1e-10  # they do not read the runs
+    assert m["bos_construct_row0_bos"] < 1e-5 and m["_bos_construct_row0_out"] == 0
     assert (m["sigmoid_steps"], m["relu_steps"], m["step_budget"]) == (50_000, 600, 50_000)
     assert m["never_runs"] == 4 and m["stop_linf"] == "0.005"  # 2 seeds on each task
     assert m["clipped_min_share"] == 1.0 and m["relu_map_bos"] == 0 and m["relu_vis_map_bos"] == 0
@@ -360,6 +377,10 @@ STATED = {  # the measures the text states as bounds: check_claims rounds them, 
     ),
     **dict.fromkeys(["relu_trig_bos_hi", "relu_vis_trig_bos_hi"], "upper"),
     **dict.fromkeys(["construct_max_err", "construct_max_mass", "construct_sigmoid_linf"], "upper"),
+    **dict.fromkeys(
+        ["bos_construct_max_err", "bos_construct_max_mass", "bos_construct_max_bos", "bos_construct_row0_bos"],
+        "upper",
+    ),
     "sigmoid_exact_gap": "upper",  # "falls short of 1 by less than"
     "sigmoid_bos_logit": "lower",
 }
@@ -450,3 +471,48 @@ def test_the_relu_maps_are_read_at_one_trigger_position():
     assert m["_relu_map_gap"] <= 1e-6 and 0 <= m["relu_vis_pos_last"]
     result.figure_attn["relu", True] = result.figure_attn["relu", True] + 0.01
     assert ch06.trigger_bos_by_position(result)["_relu_map_gap"] == pytest.approx(0.01, abs=1e-6)
+
+
+@pytest.mark.parametrize("margin", [2.0, 4.0, 6.0])
+def test_the_hand_built_heads_with_bos_meet_the_propositions_bounds(margin):
+    """With BOS, the softmax1, sink_logit and gated heads meet the same bounds as without it, put
+    below e^-2M on BOS at rows 1 on and below e^-M at row 0, and output exactly 0 at row 0."""
+    task = TriggerTask()
+    for rule in ch06.BOS_CONSTRUCTED:
+        ev = evaluate(ch06.off_construction(rule, margin, bos=True), task, n=500)
+        a = ev.attn[0][:, 0]
+        assert ev.errors["rel_err_trigger"] < math.exp(-2 * margin), rule
+        assert ev.errors["rel_err_nontrigger"] < 8064 * math.exp(-2 * margin), rule
+        assert a.sum(-1)[ev.batch.is_nontrigger].max() < 16 * math.exp(-margin), rule
+        assert a[:, 1:, 0].max() < math.exp(-2 * margin) and a[:, 0, 0].max() < math.exp(-margin), rule
+        assert (ev.y_hat[:, 0] == 0).all(), rule
+
+
+def test_without_the_bos_additions_the_heads_park_or_err_on_the_task_with_bos():
+    """The additions are what make the construction work with BOS: the heads built for the task
+    without BOS put about half of a non-trigger row on BOS (softmax1: BOS scores 0 against the
+    phantom's 0), or miss the target at BOS's own row (gated: BOS's value e_bos, its gate at 1/2)."""
+    task = TriggerTask()
+    ev = evaluate(ch06.off_construction("softmax1"), task, n=200)
+    assert ev.attn[0][:, 0, 1:, 0][ev.batch.is_nontrigger[:, 1:]].mean() > 0.45
+    ev = evaluate(ch06.off_construction("gated"), task, n=200)
+    assert ev.y_hat[:, 0].abs().max() > 0.1
+    with pytest.raises(KeyError):
+        ch06.off_construction("sigmoid", bos=True)  # no head with BOS for sigmoid
+
+
+def test_the_bos_construction_measures_read_every_head(monkeypatch):
+    """bos_constructions reports the worst of its three heads: one head made to park on BOS shows."""
+    good = ch06.bos_constructions(n=200)
+    assert good["bos_construct_max_bos"] < 1e-10 and good["_bos_construct_row0_out"] == 0
+    build = ch06.off_construction
+
+    def parking(rule, margin=ch06.MARGIN, bos=False):
+        return build(rule, margin, bos=False) if rule == "sink_logit" else build(rule, margin, bos=bos)
+
+    monkeypatch.setattr(ch06, "off_construction", parking)
+    bad = ch06.bos_constructions(n=200)
+    assert (
+        bad["bos_construct_max_bos"] > 1e-6
+        and not {c.id: c for c in ch06.CHAPTER.claims}["off-constructions-bos"].run({**GOOD, **bad})[0]
+    )

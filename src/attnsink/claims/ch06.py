@@ -1,6 +1,6 @@
 """Chapter 6's claims: every attention rule on the one-layer task, with BOS and without it
-(:func:`attnsink.experiments.variants`). Rules on the simplex sink, and fail without BOS; every
-rule with an off state solves the task without BOS; half of them still sink when BOS is there.
+(:func:`attnsink.experiments.variants`). Rules on the simplex park on BOS, and fail without BOS; every
+rule with an off state solves the task without BOS; half of them still park on BOS when it is there.
 
 The measures come in four parts, one per section of the chapter: the task and the rules
 (:func:`rule_constants`, no training, and the hand-built heads of prop-off-constructions,
@@ -27,6 +27,7 @@ from ..metrics import OFF_MASS, SINK_MASS, evaluate, sink_bound_terms
 from ..model import AttentionModel
 from ..profiles import FIGURE_TRIGGER_POS
 from ..prose import bound
+from ..task import BOS as BOS_DIM
 from ..task import TRIGGER, TriggerTask
 from ..theory import mse_lower_bound, position_scale_error_bound, trigger_error_lower_bound
 from .base import Chapter
@@ -54,6 +55,9 @@ SIGMOID_FAINT = 0.02  # the no-BOS map's sigmoid trigger row: no mean weight abo
 RELU_TRIGGER_BOS = 0.05  # with BOS, the ReLU heads' trigger rows put at least this mean weight on BOS
 MARGIN = 12  # M of prop-off-constructions: its bounds, 8064 e^{-2M} and e^{-2M}, are then below 1e-6
 CONSTRUCTED = ["softmax1", "sink_logit", "sigmoid", "gated"]  # the rules prop-off-constructions builds
+BOS_CONSTRUCTED = ["softmax1", "sink_logit", "gated"]  # those it builds with BOS too (not sigmoid)
+BOS_ROWS = 1e-10  # with BOS, those heads keep below this on BOS at rows 1 on: the proof's e^-2M at M = 12
+BOS_ROW0 = 1e-5  # and below this at BOS's own row 0: the proof's e^-M
 CONSTRUCT_ERR = 1e-6  # the relative error the text states for those heads at M = 12
 CONSTRUCT_MASS = 1e-4  # the weight the text states they keep at a non-trigger row: the proof's 16 e^-M is below it
 EXACT_ERR = 1e-12  # relu_visible's exact head: float32 rounding alone, far below this
@@ -72,13 +76,18 @@ def safe_span(values, decimals: int = 2) -> str:
     return text[0] if text[0] == text[1] else f"{text[0]} to {text[1]}"
 
 
-def off_construction(rule: str, margin: float = MARGIN) -> AttentionModel:
-    """The head of prop-off-constructions for ``rule`` on the task without BOS, at margin M =
-    ``margin`` (and ``relu_visible``'s exact head, which needs no margin). Without BOS every token
-    has x . u = 1 for u = e_trig + e_bias, so the score map (a e_trig + c e_bias) u^T scores a at
-    the trigger query and c at every other, on every key; values are a scale times the identity.
-    ``sink_logit`` takes its learned logit b_h = M, ``gated`` the gate w_h = M (e_trig - e_bias)."""
-    task = TriggerTask(bos=False)
+def off_construction(rule: str, margin: float = MARGIN, bos: bool = False) -> AttentionModel:
+    """The head of prop-off-constructions for ``rule`` at margin M = ``margin`` (and
+    ``relu_visible``'s exact head, which needs no margin). Without BOS every token has x . u = 1
+    for u = e_trig + e_bias, so the score map (a e_trig + c e_bias) u^T scores a at the trigger
+    query and c at every other, on every key; values are a scale times the identity.
+    ``sink_logit`` takes its learned logit b_h = M, ``gated`` the gate w_h = M (e_trig - e_bias).
+    With ``bos`` (``softmax1``, ``sink_logit`` and ``gated`` only), two additions that act on BOS
+    alone: the score map gains -2M (e_bias + e_trig + e_bos) e_bos^T, so every query scores BOS
+    at -2M, the values drop BOS's coordinate, so BOS's value is 0, and the gate gains -M e_bos."""
+    if bos and rule not in BOS_CONSTRUCTED:
+        raise KeyError(f"no construction with BOS for {rule!r}")
+    task = TriggerTask(bos=bos)
     n, bias = task.d_model, task.d_model - 1
     a, c, scale = {
         "softmax1": (margin, -margin, 1.0),
@@ -87,21 +96,48 @@ def off_construction(rule: str, margin: float = MARGIN) -> AttentionModel:
         "gated": (0.0, 0.0, 1.0),
         "relu_visible": (1.0, 0.0, 1.0),
     }[rule]
-    u, query, gate = torch.zeros(n), torch.zeros(n), torch.zeros(n)
+    u, query, gate, indicators = torch.zeros(n), torch.zeros(n), torch.zeros(n), torch.zeros(n)
     u[TRIGGER] = u[bias] = 1.0
     query[TRIGGER], query[bias] = a, c
     gate[TRIGGER], gate[bias] = margin, -margin
+    indicators[[BOS_DIM, TRIGGER, bias]] = 1.0  # every token has exactly one of the three
+    score_map, values = torch.outer(query, u), scale * torch.eye(n)
+    if bos:
+        score_map -= 2 * margin * torch.outer(indicators, torch.eye(n)[BOS_DIM])
+        values[BOS_DIM] = 0.0  # x W_V drops x's BOS coordinate
+        gate[BOS_DIM] = -margin
     model = AttentionModel(n, attention=rule)
     with torch.no_grad():
-        model.W_Q.copy_(torch.outer(query, u)[None, None])  # W_Q W_K^T is the score map
+        model.W_Q.copy_(score_map[None, None])  # W_Q W_K^T is the score map
         model.W_K.copy_(torch.eye(n)[None, None])
-        model.W_V.copy_(scale * torch.eye(n)[None, None])
+        model.W_V.copy_(values[None, None])
         model.W_O.copy_(torch.eye(n)[None, None])
         if rule == "sink_logit":
             model.sink.fill_(margin)
         if rule == "gated":
             model.W_G.copy_(gate[None, None])
     return model
+
+
+def bos_constructions(n: int = 2000) -> dict:
+    """prop-off-constructions's heads with BOS (softmax1, sink_logit, gated) at M = :data:`MARGIN`,
+    run in float32 on ``n`` test sequences with BOS: their relative errors, their row sums at the
+    non-trigger rows, their weight on BOS at rows 1 on and at row 0, and row 0's output."""
+    task, err, mass, on_bos, row0, out0 = TriggerTask(), 0.0, 0.0, 0.0, 0.0, 0.0
+    for rule in BOS_CONSTRUCTED:
+        ev = evaluate(off_construction(rule, bos=True), task, n=n)
+        a = ev.attn[0][:, 0]  # (batch, query, key)
+        err = max(err, ev.errors["rel_err_trigger"], ev.errors["rel_err_nontrigger"])
+        mass = max(mass, a.sum(-1)[ev.batch.is_nontrigger].max().item())
+        on_bos, row0 = max(on_bos, a[:, 1:, 0].max().item()), max(row0, a[:, 0, 0].max().item())
+        out0 = max(out0, ev.y_hat[:, 0].abs().max().item())
+    return {
+        "bos_construct_max_err": err,
+        "bos_construct_max_mass": mass,
+        "bos_construct_max_bos": on_bos,
+        "bos_construct_row0_bos": row0,
+        "_bos_construct_row0_out": out0,
+    }
 
 
 def scores(model: AttentionModel, x: torch.Tensor) -> torch.Tensor:
@@ -161,6 +197,9 @@ def trigger_bos_by_position(result, n: int = 1000) -> dict:
     return {
         "relu_vis_pos_first": vis[0],
         "relu_vis_pos_last": vis[-1],
+        "_relu_vis_pos_mean": sum(vis) / len(vis),  # the mean over trigger positions 2 .. L - 1
+        "_relu_vis_early_drop": vis[0] - vis[j - 2],  # positions 2 to 7
+        "_relu_vis_late_drop": vis[j - 2] - vis[-1],  # positions 7 to 15
         "_relu_pos_falls": all(b < a for v in per.values() for a, b in zip(v, v[1:])),
         "_relu_map_gap": max(abs(per[r][j - 2] - result.figure_attn[r, True].mean(0)[j, 0].item()) for r in RELU),
     }
@@ -234,7 +273,7 @@ def trigger_row_bos(result, rule: str, n: int = 1000) -> list[float]:
 
 
 def with_bos(result, constants: dict) -> dict:
-    """The task with BOS: who sinks, the partial rule's floor checked row by row, and how long
+    """The task with BOS: who parks on BOS, the partial rule's floor checked row by row, and how long
     the rules that cannot be exact took."""
     on, _ = split(result)
     task = TriggerTask()
@@ -420,7 +459,9 @@ def measures(result) -> dict:
     m = rule_constants()
     m = {**m, **with_bos(result, m), **without_bos(result, m), **scales(result, m), **training(result)}
     m.update(phantom_key(result))
-    m.update({**constructions(), **sigmoid_saturation(result), **trigger_bos_by_position(result)})
+    m.update(
+        {**constructions(), **bos_constructions(), **sigmoid_saturation(result), **trigger_bos_by_position(result)}
+    )
     for name, digits in LOWER.items():
         m[name] = bound(m[name], "down", digits)  # a stated bound is never on the wrong side
     return m
@@ -431,7 +472,8 @@ def measures(result) -> dict:
 
 @CHAPTER.claim(
     "simplex-sinks",
-    "With BOS, softmax and sigmoid_norm sink: at least 0.9 of the non-trigger rows on BOS, on average, in every seed.",
+    "With BOS, softmax and sigmoid_norm park on BOS: at least 0.9 of the non-trigger rows on BOS, on average, in every "
+    "seed.",
     profiles=BOTH,
 )
 def _(m):
@@ -449,8 +491,9 @@ def _(m):
 
 @CHAPTER.claim(
     "sinks-by-threshold",
-    "By the book's threshold (a BOS mass of at least 0.5 at the non-trigger rows), every rule but gated "
-    "and the ReLU rules sinks in every seed; gated stays below it in every seed.",
+    "By the book's threshold for parking (a BOS mass of at least 0.5 at the non-trigger rows), every rule but "
+    "gated and the ReLU rules parks on BOS in every seed; gated, whose softmax sits on BOS, stays below it in "
+    "every seed, so it does not park.",
 )
 def _(m):
     holds = m["_parks_min_bos"] >= SINK_MASS > m["_gated_max_bos"] and m["relu_max_bos"] < SINK_MASS
@@ -510,7 +553,7 @@ def _(m):
 
 @CHAPTER.claim(
     "off-still-sinks",
-    "softmax1, sink_logit and sigmoid sink all the same: at least 0.9 on BOS, on average over the "
+    "softmax1, sink_logit and sigmoid park on BOS all the same: at least 0.9 on BOS, on average over the "
     "non-trigger rows, in every seed.",
     profiles=BOTH,
 )
@@ -529,13 +572,13 @@ def _(m):
 
 @CHAPTER.claim(
     "off-half-sink",
-    "Half of the off-state rules (3 of 6) sink by the book's threshold in every seed; the other half "
+    "Half of the off-state rules (3 of 6) park on BOS by the book's threshold in every seed; the other half "
     "stay below it in every seed.",
     profiles=BOTH,
 )
 def _(m):
     holds = 2 * m["off_sink_count"] == m["n_off"] and m["off_sink_count"] + m["_off_clear_count"] == m["n_off"]
-    return holds, f"{m['off_sink_count']} of {m['n_off']} sink, {m['_off_clear_count']} stay below"
+    return holds, f"{m['off_sink_count']} of {m['n_off']} park, {m['_off_clear_count']} stay below"
 
 
 @CHAPTER.claim(
@@ -585,15 +628,18 @@ def _(m):
 @CHAPTER.claim(
     "relu-trigger-bos-by-position",
     "For the first seed of each ReLU rule, the mean weight on BOS at the trigger row falls at every step of the "
-    "trigger position, from 2 to 15; Fig 6.3 shows the position-7 mean (within 1e-6), and for relu_visible that "
-    "lies below every seed's mean over all positions.",
+    "trigger position, from 2 to 15; Fig 6.3 shows the position-7 mean (within 1e-6). For relu_visible it falls "
+    "more from position 2 to 7 than from 7 to 15, so the mean over positions lies above the position-7 value; "
+    "that value lies below every seed's mean over all positions.",
 )
 def _(m):
+    steep = m["_relu_vis_early_drop"] > m["_relu_vis_late_drop"] and m["_relu_vis_pos_mean"] > m["relu_vis_map_bos"]
     holds = m["_relu_pos_falls"] and m["_relu_map_gap"] <= 1e-6 and m["relu_vis_map_bos"] < m["relu_vis_trig_bos_lo"]
-    return holds, (
-        f"falls: {m['_relu_pos_falls']}; relu_visible {m['relu_vis_pos_first']:.3f} at 2 to "
-        f"{m['relu_vis_pos_last']:.3f} at 15; map gap {m['_relu_map_gap']:.2g}; map {m['relu_vis_map_bos']:.3f} "
-        f"against means from {m['relu_vis_trig_bos_lo']:.3f}"
+    return holds and steep, (
+        f"falls: {m['_relu_pos_falls']}; relu_visible {m['relu_vis_pos_first']:.3f} at 2, "
+        f"{m['relu_vis_map_bos']:.3f} at 7 (the map; gap {m['_relu_map_gap']:.2g}), "
+        f"{m['relu_vis_pos_last']:.3f} at 15; "
+        f"mean over positions {m['_relu_vis_pos_mean']:.3f}; means per seed from {m['relu_vis_trig_bos_lo']:.3f}"
     )
 
 
@@ -757,6 +803,31 @@ def _(m):
     return (
         holds,
         f"largest content score {m['_sink_logit_content_score']:.2g}, largest row mass {m['_sink_logit_mass']:.2g}",
+    )
+
+
+@CHAPTER.claim(
+    "off-constructions-bos",
+    "With BOS, the softmax1, sink_logit and gated heads of prop-off-constructions at M = 12, run in float32 on "
+    "2000 test sequences with BOS, have relative errors of at most 1e-6 at the trigger and at the other rows, "
+    "keep below 1e-4 of every non-trigger row, put below 1e-10 of a row on BOS at every row from 1 on and below "
+    "1e-5 at row 0, and output exactly 0 at row 0; the proof's bounds e^-24 and e^-12 are below 1e-10 and 1e-5.",
+    profiles=BOTH,
+)
+def _(m):
+    proved = math.exp(-2 * MARGIN) < BOS_ROWS and math.exp(-MARGIN) < BOS_ROW0
+    holds = (
+        proved
+        and m["bos_construct_max_err"] <= CONSTRUCT_ERR
+        and m["bos_construct_max_mass"] < CONSTRUCT_MASS
+        and m["bos_construct_max_bos"] < BOS_ROWS
+        and m["bos_construct_row0_bos"] < BOS_ROW0
+        and m["_bos_construct_row0_out"] == 0
+    )
+    return holds, (
+        f"largest relative error {m['bos_construct_max_err']:.2g}, row mass {m['bos_construct_max_mass']:.2g}; "
+        f"on BOS {m['bos_construct_max_bos']:.2g} (rows 1 on), {m['bos_construct_row0_bos']:.2g} (row 0); "
+        f"row 0's largest output {m['_bos_construct_row0_out']:.2g}"
     )
 
 
