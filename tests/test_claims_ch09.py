@@ -68,6 +68,9 @@ GOOD = {
     "tol_hi": 5.75e-5,
     "sink_weight_gap": 1.2e-7,
     "built_reads": "nothing; constant; informative",
+    "small_margin": "4",
+    "small_margin_reads": "harmful; harmful",
+    "small_margin_spread": True,
     "sink_err_4": 0.076,
     "sink_err_8": 3.7e-5,
     "sink_err_16": 4.6e-12,
@@ -121,11 +124,13 @@ GOOD = {
     "cd_relu_constant_seeds": "2 and 4",
     "cd_relu_constant_exact": True,
     "cd_relu_zero_costs": True,
+    "cd_relu_narrow_lowers": 0,
     "bk_n_parked": 260,
     "bk_parked_kinds": "constant, harmful, informative, nothing",
     "bk_parked_mass_lo": 0.5,
     "bk_cap_parked_from": "0.5",
     "bk_cap_unparked_hi": 0.4,
+    "bk_cap_gap": 1e-6,
     "bk_one_parked": 10,
     "bk_one_softmax": 10,
     "bk_one_nothing": 10,
@@ -162,6 +167,8 @@ GOOD = {
     "bc_z_spread_hi": 0.0015,
     "bc_z_gain_hi": 2.4e-4,
     "bc_z_park2_lo": 0.9994,
+    "bc_z_park1_hi": 0.21,
+    "bc_updates": True,
     "bc_z_layer_lo": 0.35,
     "bc_z_layer_hi": 0.45,
     "bc_z_sum_hi": 9.7e-4,
@@ -263,6 +270,7 @@ BREAKS = {  # claim -> changes of the measures, each of which makes it false
     "backcopy-test-weak": [{"bb_move_max": 0.006}, {"bb_layer_max": 0.01}],
     "relu-far-below": [{"relu_weight_max": 0.2}],
     "test-reads-built-heads": [{"built_reads": "nothing; nothing; informative"}],
+    "test-small-margin": [{"small_margin_reads": "nothing; constant"}, {"small_margin_spread": False}],
     "test-rule": [{"rule_agrees": False}, {"rule_constant_costs": False}],
     "test-tolerance": [{"tol_hi": 1e-4}, {"tol_lo": 0.0}],
     "margin-weight": [{"sink_weight_gap": 1e-3}],
@@ -306,6 +314,7 @@ BREAKS = {  # claim -> changes of the measures, each of which makes it false
         {"cd_relu_n_constant": 3},
         {"cd_relu_constant_exact": False},
         {"cd_relu_zero_costs": False},
+        {"cd_relu_narrow_lowers": 1},
     ],
     "bk-one-layer-nothing": [{"bk_one_nothing": 9}, {"bk_one_parked": 9}],
     "bk-residual-constant": [{"bk_deep_odd": 2}, {"bk_deep_odd_mass": 0.7}, {"bk_deep_constant": 55}],
@@ -317,6 +326,7 @@ BREAKS = {  # claim -> changes of the measures, each of which makes it false
         {"bk_cap_other": 1},
         {"bk_cap_parked_from": "0.6"},
         {"bk_cap_unparked_hi": 0.5},
+        {"bk_cap_gap": 0.01},
     ],
     "bk-parked-alike": [{"bk_n_parked": 0}, {"bk_parked_mass_lo": 0.4}, {"bk_parked_kinds": "constant, nothing"}],
     "bk-ch5-ch6": [
@@ -328,7 +338,13 @@ BREAKS = {  # claim -> changes of the measures, each of which makes it false
     "bk-mlp-undo": [{"bk_mlp_models": 0}, {"bk_mlp_ln_lo": 0.9}, {"bk_mlp_spread": 0.02}, {"bk_mlp_all": 0.1}],
     "bc-learned": [{"bc_learned": 9}],
     "bc-bos-constant": [{"bc_z_norm": 0.05}, {"bc_z_spread_hi": 0.02}, {"bc_z_gain_hi": 0.02}],
-    "bc-parked-cancel": [{"bc_z_park2_lo": 0.98}, {"bc_z_sum_hi": 0.05}, {"bc_z_reads": "constant; nothing"}],
+    "bc-updates": [{"bc_updates": False}],
+    "bc-parked-cancel": [
+        {"bc_z_park2_lo": 0.98},
+        {"bc_z_park1_hi": 0.5},
+        {"bc_z_sum_hi": 0.05},
+        {"bc_z_reads": "constant; nothing"},
+    ],
     "bc-would-pass": [{"bc_z_counter_lo": 0.8}],
     "bc-mirror-carries": [{"bc_m_gain_lo": 0.7}, {"bc_m_fit_lo": 0.7}],
     "bc-not-read": [
@@ -578,13 +594,14 @@ def test_the_book_table_merges_neighbours_that_read_alike():
     ]
     assert t.loc["Chapter 2: BOS capped at 0.1, 0.4", "not parked"] == "harmful ×2"
     assert t.loc["Chapter 2: BOS capped at 0.1, 0.4", "heads' writes added up"] == "–"
-    m = ch09._book(
-        heads,
-        joint.assign(family=heads["family"]),
-        pd.DataFrame({"layer_norm": [], "heads": [], "spread": [], "all": []}),
-    )
+    m_empty = pd.DataFrame({"layer_norm": [], "heads": [], "spread": [], "all": []})
+    m = ch09._book(heads, joint.assign(family=heads["family"]), m_empty)
     assert (m["bk_cap_harmful_max"], m["bk_cap_nothing_min"], m["bk_deep_constant"]) == (0.5, 0.97, 1)
     assert (m["bk_cap_parked_from"], m["bk_cap_unparked_hi"]) == ("0.5", 0.4)
+    assert m["bk_cap_gap"] == 0.0  # each capped head puts its cap on BOS (the one at 1 is not capped)
+    assert t.loc["Chapter 4: softmax, 2 × 2", "heads' writes added up"] == "0.002"
+    off = heads.assign(mass=[0.1, 0.4, 0.49, 0.97, 1.0, 1.0])  # the head at 0.5 falls short of its cap
+    assert ch09._book(off, joint.assign(family=heads["family"]), m_empty)["bk_cap_gap"] == pytest.approx(0.01)
     assert (m["bk_n_parked"], m["bk_parked_kinds"], m["bk_parked_mass_lo"]) == (4, "constant, harmful, nothing", 0.5)
     assert m["bk_mlp_models"] == 0
     # Chapter 4's constant head costs 0.02 when zeroed, 5 times its own model's tolerance
@@ -624,6 +641,7 @@ def test_broadcast_measures_read_the_learned_seeds():
     assert (m["bc_n"], m["bc_learned"], m["bc_varies"], m["bc_varies_mirror"]) == (3, 2, 1, True)
     assert m["bc_swap_gain_hi"] == 1e-4  # the seed that does not learn is left out
     assert (m["bc_z_self_bos_hi"], m["bc_m_self_bos_hi"]) == (0.002, 0.04)  # each task's gathering layer
+    assert m["bc_z_park1_hi"] == 0.2  # layer 1 at the rows that ask zero: not parked
     # the mirror's trigger, from the one mirror seed that learns
     assert (m["bc_m_trig_park_lo"], m["bc_m_trig_out_lo"], m["bc_m_trig_sum_hi"]) == (0.2, 0.4, 1e-3)
     assert (m["bc_m_trig_zero_lo"], m["bc_m_trig_zero_hi"], m["bc_m_tol"]) == (3e-4, 8e-4, 7.5e-4)
@@ -649,7 +667,7 @@ def test_exercise_measures():
                     "default": default,
                     "seed": seed,
                     "‖c − c′‖²": gap,
-                    "sq. error, default rows after BOS's": 0.01 + gap,
+                    "sq. error, default rows": 0.01 + gap,
                     "sq. error, BOS's row": (4.0 if default == 0.5 else 0.0) if off else 0.0 + gap,
                     "rel. error, trigger": 0.5,
                     "rel. error, other rows": 0.1,
@@ -657,6 +675,7 @@ def test_exercise_measures():
             )
     m = ch09._exercise(pd.DataFrame(rows))
     assert m["ex_growth_lo"] == m["ex_growth_hi"] == 1.0 and m["ex_trigger_same"]
+    assert m["ex_growth"] == "1.00"  # outward: one number only as every ratio is 1
     assert (m["ex_off_n"], m["ex_off_seeds"], m["ex_on_n"]) == (1, "1", 1)
     assert m["ex_off_out_hi"] == 0.0  # the off head writes zero: no error at c′ = 0
 
@@ -692,6 +711,35 @@ def test_relu_reads_follow_the_spread():
     assert not ch09._relu_reads(relu, relu.iloc[[0]])["cd_relu_constant_exact"]
     narrow = relu.assign(ablate_mean=[-1e-5, -1e-5, -0.01])  # the first spreads less than the tolerance
     assert not ch09._relu_reads(narrow, relu.iloc[[1]])["cd_relu_harmful_wide"]
+    assert m["cd_relu_narrow_lowers"] == 0  # the one narrow head's zeroing costs
+    lowers = relu.assign(ablate_zero=[0.2, -0.01, -0.01], writes=["harmful", "harmful", "harmful"])
+    assert ch09._relu_reads(lowers, relu.iloc[[1]])["cd_relu_narrow_lowers"] == 1  # the wide one is not counted
+
+
+def test_outward_rounds_each_end_outward():
+    assert ch09.outward([0.977, 1.0014]) == "0.97 to 1.01"  # span() would print 0.98 to 1.00
+    assert ch09.outward([1.0008, 1.0016]) == "1.00 to 1.01"
+    assert ch09.outward([0.29, 0.31]) == "0.29 to 0.31"  # on the grid already: no step out
+    assert ch09.outward([1.0, 1.0, float("nan")], 3) == "1.000"  # one number only when every value is it
+    assert ch09.outward([-0.0123, 0.0004], 3) == "\u22120.013 to 0.001"
+    with pytest.raises(ValueError):
+        ch09.outward([float("nan")])
+
+
+def test_the_small_margin_heads_read_harmful():
+    from attnsink import TriggerTask
+    from attnsink.profiles import CONSTANT_DEFAULT
+    from attnsink.task import ConstantTriggerTask
+
+    zero, const = TriggerTask(), ConstantTriggerTask(default=CONSTANT_DEFAULT)
+    small = ch09.small_margin_reads(zero, const, n=200)
+    assert small == {"small_margin": "4", "small_margin_reads": "harmful; harmful", "small_margin_spread": True}
+    large = ch09.small_margin_reads(zero, const, margin=16.0, n=200)
+    assert large["small_margin_reads"] == "nothing; constant" and not large["small_margin_spread"]
+
+
+def test_the_global_tasks_ask_updates():
+    assert ch09.global_updates() == {"bc_updates": True}
 
 
 # ---- the test's rule, its tolerance, and BOS's own row ----

@@ -14,7 +14,7 @@ import pandas as pd
 import torch
 
 from ..analysis import backcopy_frame
-from ..construct import constant_sink_solution
+from ..construct import constant_sink_solution, softmax_solution
 from ..experiments import CONSTANT_RULES
 from ..lm.metrics import SINK_ROW, SINK_ROW_UNIFORM
 from ..metrics import (
@@ -30,8 +30,8 @@ from ..metrics import (
 )
 from ..model import AttentionModel
 from ..profiles import CONSTANT_DEFAULT
-from ..prose import bound, readable, span
-from ..task import ConstantTriggerTask, TriggerTask
+from ..prose import bound, readable
+from ..task import GLOBAL_DEFAULTS, ConstantTriggerTask, GlobalTriggerTask, TriggerTask
 from ..theory import bos_mass_lower_bound
 from .base import Chapter
 
@@ -353,7 +353,7 @@ def _trigger(built, constructed, constant, book, broadcast, moved, broken) -> di
     if book is not None:
         out |= _book(*book)
     if broadcast is not None:
-        out |= _broadcast(broadcast)
+        out |= _broadcast(broadcast) | global_updates()
     if moved is not None:
         out |= _exercise(moved)
     if broken is not None:
@@ -699,15 +699,36 @@ def read_heads(model, task, rows=None, *, n: int = N_TEST, seed: int = 0) -> dic
     }
 
 
+SMALL_MARGIN = 4.0
+"""A margin at which the hand-built softmax heads of Table 9.1 err enough at the default rows
+for the test to read them harmful (the test's box)."""
+
+
+def small_margin_reads(zero_task, const_task, margin: float = SMALL_MARGIN, n: int = N_TEST) -> dict:
+    """Table 9.1's two softmax heads (BOS's value 0 on ``zero_task``, c on ``const_task``) at
+    the smaller ``margin``: what the test reads for each (``small_margin_reads``), and whether
+    for each the mean in place lowers the error by more than the tolerance, the spread of its
+    output there (``small_margin_spread``)."""
+    read = [
+        read_heads(softmax_solution(zero_task, margin), zero_task, n=n),
+        read_heads(constant_sink_solution(const_task, margin), const_task, n=n),
+    ]
+    return {
+        "small_margin": f"{margin:g}",
+        "small_margin_reads": "; ".join(r["writes"] for r in read),
+        "small_margin_spread": all(r["replaced by its mean"] < -r["tolerance"] for r in read),
+    }
+
+
 def constant_runs(cd, task, n: int = N_TEST) -> pd.DataFrame:
     """Chapter 9's runs on the task with default c (:func:`attnsink.experiments.constant_default`),
     one row per seed, with what the section reads: ``part`` (BOS's part of the output at the
     default rows, weight times value, over ‖c‖) and ``part_error`` (its distance from c over
     ‖c‖), ``writes`` (the test at the default rows), ``solved``, the ReLU heads' relative
-    errors at BOS's own row (``bos_row``) and at the default rows after it (``later``), the
+    errors at BOS's own row (``bos_row``) and at the default rows (``later``), the
     weight on BOS at BOS's own row (``own_row``) and the weight on BOS at position 1 certified
     from the test error by thm-default-loss (``certified``, simplex rules); row by row at the
-    default rows after BOS's, the weight on BOS and BOS's part of the output
+    default rows, the weight on BOS and BOS's part of the output
     (:func:`_rows_on_bos`); the error at BOS's row from the forward pass (``bos_row_err``)
     beside ‖u₀ − c‖ (``bos_row_gap``) and thm-default-sink's bound (``bos_row_bound``); the
     relative error at the other rows with and without BOS's (:func:`_other_rows`); ‖c‖
@@ -770,7 +791,7 @@ def _other_rows(model, task, n: int) -> dict:
 
 
 def _rows_on_bos(rows: torch.Tensor, u0: torch.Tensor, c: torch.Tensor) -> dict:
-    """Row by row, at the default rows after BOS's: ``rows`` (one per row and sequence, over
+    """Row by row, at the default rows: ``rows`` (one per row and sequence, over
     the keys) the head's weights there; BOS's value in output space is ``u0``. The smallest
     weight on BOS (``row_min``), its spread from row to row (``row_spread``, largest minus
     smallest), the largest weight on the other tokens together (``row_rest``), and BOS's part
@@ -913,12 +934,16 @@ def _bos_rows(runs: pd.DataFrame) -> dict:
 def _relu_reads(relu: pd.DataFrame, exact: pd.DataFrame) -> dict:
     """Why the ReLU heads read what they read. A one-layer head's mean in place lowers the
     error by the spread of its output at the tested rows (the identity of the test's box):
-    harmful where that exceeds the tolerance; otherwise zeroing decides."""
+    harmful where that exceeds the tolerance; otherwise zeroing decides: a constant where it
+    costs, nothing where it moves the error by at most the tolerance, harmful where it lowers
+    it by more (``cd_relu_narrow_lowers``: how many narrow heads that is)."""
     spread = -relu["ablate_mean"]
     wide = spread > relu["tol"]
     constant = relu[relu["writes"] == "constant"]
+    narrow = relu[~wide]
     return {
         "cd_relu_harmful_wide": bool(((relu["writes"] == "harmful") == wide).all()),
+        "cd_relu_narrow_lowers": int((narrow["ablate_zero"] < -narrow["tol"]).sum()),
         "cd_relu_n_constant": len(constant),
         "cd_relu_constant_seeds": " and ".join(str(s) for s in constant["seed"]),
         "cd_relu_constant_exact": set(zip(constant["attention"], constant["seed"]))
@@ -995,7 +1020,7 @@ def book_table(heads: pd.DataFrame, joint: pd.DataFrame) -> pd.DataFrame:
     counts.columns.name = None
     parked = set(heads.loc[heads["parked"], "row"])
     counts["heads' writes added up"] = [
-        span(joint.loc[joint["row"] == r, "added up"], 3) if r in parked else "–" for r in counts.index
+        outward(joint.loc[joint["row"] == r, "added up"], 3) if r in parked else "–" for r in counts.index
     ]
 
     def name(first: str) -> str:
@@ -1036,6 +1061,7 @@ def _book(heads: pd.DataFrame, joint: pd.DataFrame, mlp: pd.DataFrame) -> dict:
     caps = heads[fam == "Chapter 2"]
     parked_caps, unparked_caps = caps.loc[caps["parked"], "key"], caps.loc[~caps["parked"], "key"]
     harmful_caps = caps.loc[caps["writes"] == "harmful", "key"]
+    capped = caps[caps["key"] < 1]
     nothing_caps = caps.loc[caps["writes"] == "nothing", "key"]
     ch5 = heads[fam == "Chapter 5"]
     ch6 = heads[fam == "Chapter 6"]
@@ -1062,6 +1088,8 @@ def _book(heads: pd.DataFrame, joint: pd.DataFrame, mlp: pd.DataFrame) -> dict:
         # a setting, not a measurement: glued as the text writes a cap ("0.5", not "0.50")
         "bk_cap_parked_from": f"{parked_caps.min():g}" if len(parked_caps) else "–",
         "bk_cap_unparked_hi": float(unparked_caps.max()) if len(unparked_caps) else float("nan"),
+        # a head capped below 1 puts its cap on BOS: the one at 0.5 parks by equality
+        "bk_cap_gap": float((capped["mass"] - capped["key"]).abs().max()) if len(capped) else float("nan"),
         "bk_ch5_parked_constant": bool((ch5.loc[ch5["parked"], "writes"] == "constant").all()),
         "bk_ch5_parked": int(ch5["parked"].sum()),
         "bk_ch5_rest_nothing": bool((ch5.loc[~ch5["parked"], "writes"] == "nothing").all()),
@@ -1092,6 +1120,22 @@ def _deep_costs(constant: pd.DataFrame) -> dict:
 
 def _lo(frame: pd.DataFrame, column: str) -> float:
     return float(frame[column].min()) if len(frame) else float("nan")
+
+
+def outward(values, digits: int = 2) -> str:
+    """The smallest and largest of ``values`` as a range that holds them all: the smallest
+    rounded down and the largest up, to ``digits`` decimals ('0.97 to 1.01' for 0.977 and
+    1.0014; :func:`attnsink.prose.span` rounds both to the nearest, inward at either end). One
+    number when the two ends print alike: every value is that number (to 10⁻⁹). NaNs are left out."""
+    v = np.asarray(values, dtype=float).ravel()
+    v = v[~np.isnan(v)]
+    if not v.size or not np.isfinite(v).all():
+        raise ValueError(f"outward needs finite values, got {values!r}")
+    scale = 10.0**digits
+    lo = math.floor(round(float(v.min()) * scale, 9)) / scale  # round(.., 9): 0.29 * 100 is 28.999...
+    hi = math.ceil(round(float(v.max()) * scale, 9)) / scale
+    text = [f"{x:.{digits}f}".replace("-", "\u2212") for x in (lo, hi)]
+    return text[0] if text[0] == text[1] else f"{text[0]} to {text[1]}"
 
 
 BROADCAST = {"zero": "the trigger asks G", "mean": "the others ask G"}
@@ -1151,6 +1195,7 @@ def _broadcast(runs: pd.DataFrame) -> dict:
         "bc_z_gain_hi": float(z["bos_carries"].abs().max()) if len(z) else float("nan"),
         "bc_z_norm": float(z["bos_norm"].mean()) if len(z) else float("nan"),
         "bc_z_park2_lo": float(z["parks_bos"].str[1].min()) if len(z) else float("nan"),
+        "bc_z_park1_hi": bound(z["parks_bos"].str[0].max(), "up") if len(z) else float("nan"),
         "bc_z_layer_lo": float(layers.min()) if layers.size else float("nan"),
         "bc_z_layer_hi": float(layers.max()) if layers.size else float("nan"),
         "bc_z_sum_hi": _at_most(z, "zero_rows_sum"),
@@ -1171,6 +1216,22 @@ def _broadcast(runs: pd.DataFrame) -> dict:
         "bc_swap_move_hi": _at_most(varies, "zero_rows_moved"),
         **_mirror_trigger(z, mz),
     }
+
+
+def global_updates(n: int = 64, seed: int = 0) -> dict:
+    """The broadcast section's tasks, residual as its models are: whether each row's target less
+    its token, the update it asks, is G (the sequence's mean) at the rows that ask it and zero
+    at the others, and whether those rows are the trigger (``default="zero"``) or every row but
+    the trigger, BOS's own included (the mirror)."""
+    ok = True
+    for default in GLOBAL_DEFAULTS:
+        task = GlobalTriggerTask(residual=True, default=default)
+        b = task.sample(n, generator=torch.Generator().manual_seed(seed))
+        asks = task.job_rows(b)
+        ok &= bool((asks == (b.is_trigger if default == "zero" else ~b.is_trigger)).all())
+        update, g = b.y - b.x, task.global_mean(b.x)[:, None, :].expand_as(b.x)
+        ok &= torch.allclose(update[asks], g[asks], atol=1e-6) and bool((update[~asks] == 0).all())
+    return {"bc_updates": ok}
 
 
 def _mirror_trigger(z: pd.DataFrame, mz: pd.DataFrame) -> dict:
@@ -1209,7 +1270,7 @@ def smaller_defaults(results, defaults=(CONSTANT_DEFAULT, 0.1, 0.0), n: int = N_
         task = ConstantTriggerTask(default=default)
         b = task.sample(n, generator=torch.Generator().manual_seed(3))
         later = ~b.is_trigger
-        later[:, 0] = False  # the default rows after BOS's
+        later[:, 0] = False  # the default rows
         for r in results:
             e = evaluate(r.model, task, n=n).errors
             with torch.no_grad():
@@ -1219,7 +1280,7 @@ def smaller_defaults(results, defaults=(CONSTANT_DEFAULT, 0.1, 0.0), n: int = N_
                     "default": default,
                     "seed": r.seed,
                     "‖c − c′‖²": float((trained - task.constant).pow(2).sum()),
-                    "sq. error, default rows after BOS's": float(err[later].mean()),
+                    "sq. error, default rows": float(err[later].mean()),
                     "sq. error, BOS's row": float(err[:, 0].mean()),
                     "rel. error, trigger": e["rel_err_trigger"],
                     "rel. error, other rows": e["rel_err_nontrigger"],
@@ -1230,7 +1291,7 @@ def smaller_defaults(results, defaults=(CONSTANT_DEFAULT, 0.1, 0.0), n: int = N_
 
 def _exercise(moved: pd.DataFrame) -> dict:
     """The numbers exercise 9.1's solution quotes."""
-    key, bos = "sq. error, default rows after BOS's", "sq. error, BOS's row"
+    key, bos = "sq. error, default rows", "sq. error, BOS's row"
     base = moved[moved["default"] == CONSTANT_DEFAULT].set_index("seed")
     other = moved[moved["default"] != CONSTANT_DEFAULT]
     gap = other["‖c − c′‖²"].to_numpy()
@@ -1242,8 +1303,8 @@ def _exercise(moved: pd.DataFrame) -> dict:
     bos_ratio = (on[bos].to_numpy() - base.loc[on["seed"], bos].to_numpy()) / on["‖c − c′‖²"].to_numpy()
     by_default = other.groupby("default", sort=False)["‖c − c′‖²"].first()
     return {
-        "ex_growth": span(ratio),
-        "ex_bos_growth": span(bos_ratio) if len(bos_ratio) else "–",
+        "ex_growth": outward(ratio),
+        "ex_bos_growth": outward(bos_ratio) if len(bos_ratio) else "–",
         "ex_growth_lo": float(ratio.min()),
         "ex_growth_hi": float(ratio.max()),
         "ex_gap_01": float(by_default.get(0.1, float("nan"))),
@@ -1261,7 +1322,7 @@ def _exercise(moved: pd.DataFrame) -> dict:
 
 def broken_two_heads(task, scale: float = 0.9, n: int = N_TEST, seed: int = 0) -> dict:
     """Exercise 9.2: the two heads of prop-default-two-heads with head B's value map scaled by
-    ``scale``: the mean squared error at the default rows after BOS's, at the trigger and at
+    ``scale``: the mean squared error at the default rows, at the trigger and at
     BOS's row."""
     batch = task.sample(n, generator=torch.Generator().manual_seed(seed))
     model = two_relu_heads(task)
@@ -1302,6 +1363,18 @@ def _needs(key: str):
 @_needs("built_reads")
 def _(m):
     return m["built_reads"] == "nothing; constant; informative", m["built_reads"]
+
+
+@CHAPTER.claim(
+    "test-small-margin",
+    "At a smaller margin (4), the spread of the hand-built softmax heads' output at the default rows makes the "
+    "test read both harmful: the mean in place lowers the error by more than the tolerance.",
+    profiles=BOTH,
+)
+@_needs("small_margin_reads")
+def _(m):
+    holds = m["small_margin_reads"] == "harmful; harmful" and m["small_margin_spread"]
+    return holds, f"margin {m['small_margin']}: {m['small_margin_reads']}; spread: {m['small_margin_spread']}"
 
 
 @CHAPTER.claim(
@@ -1493,7 +1566,7 @@ def _(m):
 
 @CHAPTER.claim(
     "cd-relu-exact-later",
-    "Two relu seeds are nearly exact at the default rows after BOS's (relative error below 10⁻³); they pay at "
+    "Two relu seeds are nearly exact at the default rows (relative error below 10⁻³); they pay at "
     "BOS's own row, where they are off (relative error above 1), and the other ReLU heads at the default rows.",
 )
 @_needs("cd_n_heads")
@@ -1514,7 +1587,7 @@ def _(m):
     "cd-other-rows-count-bos",
     "Table 9.3's relative error at the other rows counts BOS's own row: it matches the error over every row but "
     "the trigger. Three ReLU heads are off at BOS's row, which lifts theirs over ten times above their error at "
-    "the rows after BOS's; for every other head that row changes it by under a fifth.",
+    "the default rows alone; for every other head that row changes it by under a fifth.",
 )
 @_needs("cd_n_heads")
 def _(m):
@@ -1551,18 +1624,21 @@ def _(m):
 @CHAPTER.claim(
     "cd-relu-reads",
     "A ReLU head reads harmful exactly where its mean in place lowers the error by more than the tolerance; "
-    "the two that read a constant are the two nearly exact relu seeds, and zeroing them costs.",
+    "of the others, zeroing lowers the error by more than the tolerance for none; the two that read a constant "
+    "are the two nearly exact relu seeds, and zeroing them costs.",
 )
 @_needs("cd_n_heads")
 def _(m):
     holds = (
         m["cd_relu_harmful_wide"]
+        and m["cd_relu_narrow_lowers"] == 0
         and m["cd_relu_n_constant"] == 2
         and m["cd_relu_constant_exact"]
         and m["cd_relu_zero_costs"]
     )
     return holds, (
-        f"harmful where the spread exceeds the tolerance: {m['cd_relu_harmful_wide']}; constant: "
+        f"harmful where the spread exceeds the tolerance: {m['cd_relu_harmful_wide']}; zeroing lowers the error "
+        f"of {m['cd_relu_narrow_lowers']} others; constant: "
         f"{m['cd_relu_n_constant']} (seeds {m['cd_relu_constant_seeds']}), the nearly exact ones: "
         f"{m['cd_relu_constant_exact']}"
     )
@@ -1616,15 +1692,17 @@ def _(m):
 
 @CHAPTER.claim(
     "bk-capped",
-    "Chapter 2's heads capped at 0.5 or more park on BOS and those capped lower do not; the capped heads "
-    "read harmful up to a cap of 0.95 and nothing from 0.97 on.",
+    "Chapter 2's heads capped at 0.5 or more park on BOS and those capped lower do not; a head capped below 1 "
+    "puts its cap on BOS (within 10⁻⁴), so those at 0.5 park by equality. The capped heads read harmful up to a "
+    "cap of 0.95 and nothing from 0.97 on.",
 )
 @_needs("bk_one_parked")
 def _(m):
-    parks = m["bk_cap_parked_from"] == "0.5" and m["bk_cap_unparked_hi"] < 0.5
+    parks = m["bk_cap_parked_from"] == "0.5" and m["bk_cap_unparked_hi"] < 0.5 and m["bk_cap_gap"] < 1e-4
     holds = parks and m["bk_cap_harmful_max"] == 0.95 and m["bk_cap_nothing_min"] == 0.97 and m["bk_cap_other"] == 0
     return holds, (
-        f"parked from {m['bk_cap_parked_from']}, not parked up to {m['bk_cap_unparked_hi']:g}; "
+        f"parked from {m['bk_cap_parked_from']}, not parked up to {m['bk_cap_unparked_hi']:g}; weight on BOS "
+        f"off the cap by at most {readable(m['bk_cap_gap'])}; "
         f"harmful up to {m['bk_cap_harmful_max']:g}; nothing from {m['bk_cap_nothing_min']:g}"
     )
 
@@ -1701,15 +1779,33 @@ def _(m):
 
 
 @CHAPTER.claim(
+    "bc-updates",
+    "The broadcast models are residual: where the trigger asks G, the trigger's target is its token plus G and "
+    "every other row's is its token (an update of zero); in the mirror the other way round, BOS's row included.",
+    profiles=BOTH,
+)
+@_needs("bc_updates")
+def _(m):
+    return m["bc_updates"], f"updates as stated: {m['bc_updates']}"
+
+
+@CHAPTER.claim(
     "bc-parked-cancel",
     "There the rows that ask zero park on BOS in layer 2 (over 0.99) and cancel what layer 1 writes (the two "
-    "add up to under 5% of either); the test reads a constant for both layers.",
+    "add up to under 5% of either). Layer 1's head puts under half its weight on BOS there, so it is not "
+    "parked; the test reads a constant for both layers' heads.",
 )
 @_needs("bc_n")
 def _(m):
-    holds = m["bc_z_park2_lo"] > 0.99 and m["bc_z_sum_hi"] < 0.05 * m["bc_z_layer_lo"] and m["bc_z_reads"] == "constant"
+    holds = (
+        m["bc_z_park2_lo"] > 0.99
+        and m["bc_z_park1_hi"] < PARKED
+        and m["bc_z_sum_hi"] < 0.05 * m["bc_z_layer_lo"]
+        and m["bc_z_reads"] == "constant"
+    )
     return holds, (
-        f"on BOS {readable(m['bc_z_park2_lo'])} or more; layers {readable(m['bc_z_layer_lo'])} to "
+        f"on BOS {readable(m['bc_z_park2_lo'])} or more in layer 2, at most {readable(m['bc_z_park1_hi'])} in "
+        f"layer 1; layers {readable(m['bc_z_layer_lo'])} to "
         f"{readable(m['bc_z_layer_hi'])}, "
         f"sum {readable(m['bc_z_sum_hi'])}; reads {m['bc_z_reads']}"
     )
@@ -1803,7 +1899,7 @@ def _(m):
 
 @CHAPTER.claim(
     "ex1-growth",
-    "On a task with default c′, the trained relu heads' squared error at the default rows after BOS's grows by "
+    "On a task with default c′, the trained relu heads' squared error at the default rows grows by "
     "0.95 to 1.05 times ‖c − c′‖², and at the trigger it does not move.",
 )
 @_needs("ex_growth_lo")
