@@ -21,6 +21,9 @@ from .task import Batch, TriggerTask
 SINK_EPS = 0.3  # Gu et al. (2025)'s epsilon: a head is a sink when its mean weight on the first token exceeds it
 OFF_MASS = 0.1  # a head whose rows hold less total weight than this at non-trigger positions is "off"
 SINK_MASS = 0.5  # ... and one that puts at least this much weight on BOS there parks on it
+SOLVED = 1e-2
+""""Solved" (Chapter 6): relative errors at most this at the trigger and at the other rows;
+"off" there: an attention mass at most this at the non-trigger rows."""
 HEAD_KINDS = {
     "sink": "parks on BOS at non-trigger rows and reads the content at the trigger row",
     "dormant": "parks on BOS at non-trigger rows and at the trigger row: does nothing anywhere",

@@ -21,13 +21,12 @@ import torch
 from ..analysis import bos_trigger_share, content_value_norm, noise_free_trigger_rms, relu_trigger_anatomy
 from ..book import table
 from ..construct import relu_solution, with_attention
-from ..metrics import evaluate
+from ..metrics import SOLVED, evaluate
 from ..profiles import FIGURE_TRIGGER_POS
 from ..prose import bound, readable
 from ..task import TriggerTask
 from ..theory import mse_lower_bound, position_scale_error_bound, trigger_error_lower_bound
 from .base import Chapter
-from .ch06 import SOLVED
 
 CHAPTER = Chapter("ch3")
 BOTH = ("quick", "full")

@@ -23,7 +23,7 @@ from ..analysis import noise_free_trigger_rms
 from ..attention import CLIP_GAMMA
 from ..cache import memoized
 from ..experiments import VARIANT_RULES
-from ..metrics import OFF_MASS, SINK_MASS, evaluate, sink_bound_terms
+from ..metrics import OFF_MASS, SINK_MASS, SOLVED, evaluate, sink_bound_terms
 from ..model import AttentionModel
 from ..profiles import FIGURE_TRIGGER_POS
 from ..prose import bound
@@ -35,9 +35,6 @@ from .base import Chapter
 CHAPTER = Chapter("ch6")
 BOTH = ("quick", "full")
 
-SOLVED = 1e-2
-""""Solved": relative errors at most this at the trigger and at the other rows; "off": an
-attention mass at most this at the non-trigger rows."""
 SINK = 0.9  # the bar these heads clear: at least this much of each non-trigger row on BOS
 # (the book's threshold for a head that parks on BOS is metrics.SINK_MASS, 0.5)
 FAILS = 0.1  # a head "fails" at the trigger when its relative error there is at least this

@@ -1343,7 +1343,7 @@ def _(m):
     )
     return holds, (
         f"{m['n_queries']} queries, {m['n_after_bos']} after BOS; {m['n_full_rows']} strong sinks at "
-        f"{m['n_rows_possible']} of {m['n_queries']} sink rows (largest share {m['strong_rows_max']:.6f})"
+        f"{m['n_rows_possible']} of {m['n_queries']} sink rows (largest share {m['strong_rows_max']:.4f})"
     )
 
 
