@@ -35,7 +35,7 @@ GOOD = {
     "ct_steps": 10000,
     "ct_seen": 20.16,
     "early_first": 4400,
-    "early_after": 0.88,
+    "early_after": 0.8834,
     "strong_rows_max": 61 / 63,
     "sc_steps": 10000,
     "strong_wds": "0.5 and 1",
@@ -238,6 +238,56 @@ GOOD = {
     "_ex3_kept": True,
     "_ex3_added": (0.251, 0.496),
     # the first screen's counts, spelled out
+    "n_soft_runs": 24,
+    "n_soft_collapsed": 3,
+    "n_soft_collapsed_word": "three",
+    "n_collapsed_soft0_word": "three",
+    # Table 8.1: the settings with strong sinks, and the collapsed one's highest head
+    "n_strong_settings": 2,
+    "n_strong_settings_word": "two",
+    "_strong_settings": ["English, lr 0.01, weight decay 0.5", "English, lr 0.01, weight decay 1"],
+    "_collapsed_settings": ["English, lr 0.01, weight decay 0"],
+    "collapsed_top": "0.412",
+    "_collapsed_top": 0.4118,
+    # Table 8.2: the heads above ε that write nothing
+    "n_nothing_sinks": 7,
+    "n_nothing_weak": 2,
+    "n_nothing_sinks_word": "seven",
+    "n_nothing_weak_word": "two",
+    # the settings without a collapse, and which trained both rules
+    "n_healthy_settings": 8,
+    "n_compared_word": "five",
+    "n_soft_only": 3,
+    "n_soft_only_word": "three",
+    "_soft_only_settings": ["Python, 0.42M characters", "Python, 4.2M characters", "Python, windows of 256"],
+    # how seeds pair across settings
+    "vocab_en": 103,
+    "vocab_py": 166,
+    "_en_start_shared": True,
+    "_en_batches_shared": True,
+    "_py_start_differs": True,
+    # the pooled sign tests, each seed of a text once
+    "n_seeds_01": 3,
+    "n_seeds_01_word": "three",
+    "_n_soft_seeds_01": 3,
+    "sign_p_seeds_01": "1/4",
+    "_sign_p_seeds_01": 0.25,
+    "_seeds_one_side_01": True,
+    "_seed_texts_01": {"English": 3},
+    "n_seeds_big": 6,
+    "n_seeds_big_word": "six",
+    "_n_soft_seeds_big": 6,
+    "sign_p_seeds_big": "1/32",
+    "_sign_p_seeds_big": 1 / 32,
+    "_seeds_one_side_big": True,
+    "_seed_texts_big": {"English": 3, "Python": 3},
+    # best against best, paired by seed
+    "best_pairs": 3,
+    "best_pairs_word": "three",
+    "best_pairs_soft_word": "two",
+    "best_p": "1",
+    "best_p_least": "1/4",
+    "_best_p_least": 0.25,
     "strong_runs_word": "two",
     "n_strong_word": "five",
     "plain_near_word": "three",
@@ -300,7 +350,11 @@ BREAKS = {
     "collapse-best-below-wd1": {"_soft1_late": (1.70, 1.85)},
     "collapse-last-step": {"_soft05_loss_max": 1.63},
     "sign-test-per-setting": {"_settings_all_soft": 4},
-    "sign-test-pooled": {"_n_soft_01": 5, "sign_p_01": "7/32", "_sign_p_01": 7 / 32},
+    "sign-test-pooled": {"_n_soft_seeds_big": 5, "sign_p_seeds_big": "3/16", "_sign_p_seeds_big": 3 / 16},
+    "sign-test-wd01-suggestive": {"n_seeds_01": 6, "n_seeds_01_word": "six", "_n_soft_seeds_01": 6},
+    "seeds-pair-across-settings": {"_py_start_differs": False},
+    "table-strong-settings": {"n_strong_settings": 3, "n_strong_settings_word": "three"},
+    "nothing-sinks-counted": {"n_nothing_sinks": 5, "n_nothing_sinks_word": "five", "n_nothing_weak": 0},
     "softmax-quiet-not-silent": {"_cond_soft_quiet": (0.1824, 0.26)},
     "default-weight-decay": {"sc_wd": "0"},
     "ex1-weights-cluster": {"ex1_rest_max": 0.6},
@@ -393,6 +447,37 @@ MORE_BREAKS = [
     ("sign-test-per-setting", {"_n_settings_tested": 4}),
     ("sign-test-per-setting", {"sign_p_setting": "1/8", "_sign_p_setting": 0.125}),
     ("sign-test-pooled", {"n_pairs_big": 8, "_n_soft_big": 8, "sign_p_big": "1/128"}),
+    ("sign-test-pooled", {"_seed_texts_big": {"English": 6}}),  # one text: its seeds' pairs share batches
+    ("sign-test-pooled", {"_seeds_one_side_big": False}),
+    ("sign-test-pooled", {"_py_start_differs": False}),
+    ("sign-test-pooled", {"n_seeds_big": 9, "n_seeds_big_word": "nine", "_n_soft_seeds_big": 9}),  # pairs
+    ("sign-test-wd01-suggestive", {"sign_p_seeds_01": "1/32", "_sign_p_seeds_01": 1 / 32}),
+    ("sign-test-wd01-suggestive", {"_seed_texts_01": {"English": 2, "Python": 1}}),
+    ("sign-test-wd01-suggestive", {"_seeds_one_side_01": False}),
+    ("sign-test-wd01-suggestive", {"_en_start_shared": False}),
+    ("sign-test-wd01-suggestive", {"n_pairs_01": 5, "_n_soft_01": 5}),
+    ("seeds-pair-across-settings", {"_en_start_shared": False}),
+    ("seeds-pair-across-settings", {"_en_batches_shared": False}),
+    ("seeds-pair-across-settings", {"vocab_py": 103}),
+    ("table-strong-settings", {"_strong_settings": ["English, lr 0.01, weight decay 0.5", "Python, 4.2M characters"]}),
+    ("table-strong-settings", {"collapsed_top": "0.41"}),
+    ("table-strong-settings", {"_collapsed_top": 0.95, "collapsed_top": "0.950"}),
+    ("table-strong-settings", {"_collapsed_settings": []}),
+    ("nothing-sinks-counted", {"strong_all_nothing": False}),
+    ("nothing-sinks-counted", {"n_nothing_weak_word": "2"}),
+    ("nothing-sinks-counted", {"n_nothing_sinks": 8, "n_nothing_sinks_word": "eight"}),  # 8 - 2 is not 5
+    ("first-screen-counts", {"n_soft_runs": 25}),  # 25 - 3 is not 21
+    ("first-screen-counts", {"n_soft_collapsed_word": "3"}),
+    ("first-screen-counts", {"n_collapsed_soft0": 2}),  # a collapse elsewhere than at weight decay 0
+    ("sinks-form-in-last-third", {"early_after": 0.879}),  # prints 0.87, below the text's 0.88
+    ("sinks-form-in-last-third", {"early_after": 0.8912}),  # prints 0.89: the text says 0.88
+    ("softmax-ahead", {"n_healthy_settings": 9}),
+    ("softmax-ahead", {"n_soft_only": 2, "n_soft_only_word": "two"}),
+    ("softmax-ahead", {"_soft_only_settings": ["Python, 0.42M characters", "Python, 4.2M characters"]}),
+    ("softmax-ahead", {"n_compared_word": "5"}),
+    ("best-against-best", {"best_pairs_soft_word": "three", "best_p": "1/4"}),
+    ("best-against-best", {"best_pairs": 4, "best_pairs_word": "four"}),
+    ("best-against-best", {"best_p_least": "1/8", "_best_p_least": 0.125}),
     ("softmax-quiet-not-silent", {"_cond_soft_quiet": (0.17, 0.2437)}),
     ("softmax-quiet-not-silent", {"cond_soft_quiet": "0.18–0.25"}),
     ("softmax-quiet-not-silent", {"n_cond_soft": 5}),
@@ -582,6 +667,14 @@ def test_chapter_8_measures_read_the_runs(monkeypatch):
     # windows of 64 tokens, models of 2 x 2 heads; the strong sink's made-up sink rows are all its rows
     assert (m["n_queries"], m["n_after_bos"], m["n_heads"], m["n_full_rows"]) == (63, 62, 4, 0)
     assert (m["strong_runs_word"], m["ctx_ratio_word"], m["ctx_seeds_word"]) == ("one", "four", "one")
+    # seven softmax runs, one collapsed; the strong sink and the context head write nothing
+    assert (m["n_soft_runs"], m["n_soft_collapsed"], m["n_soft_trained"]) == (7, 1, 6)
+    assert (m["n_nothing_sinks"], m["n_nothing_weak"], m["n_nothing_sinks_word"]) == (2, 1, "two")
+    assert (m["n_strong_settings"], m["_collapsed_settings"]) == (1, ["English, lr 0.01, weight decay 0"])
+    # six settings without a collapse: three trained both rules, the Python scale and context ones softmax only
+    assert (m["n_healthy_settings"], m["n_compared"], m["n_soft_only"]) == (6, 3, 3)
+    # no models: the pairing of seeds across settings is not read
+    assert not m["_en_start_shared"] and not m["_py_start_differs"]
     # the strong sink's history rises linearly: above ε from step 400, above 0.9 only at the last
     assert m["_rise"][["above eps", "above strong", "stays from"]].values.tolist() == [[400, 800, 800]]
     # Table 8.4 has each compared setting's seed and then its mean; the late loss averages the last quarter
@@ -635,7 +728,10 @@ def test_word_spells_small_counts_and_nothing_else():
 
 def test_first_screen_spells_its_counts_and_the_window_ratio():
     m = {"strong_runs": 2, "n_strong": 5, "n_plain_near": 3, "ctx_seeds": 2, "ctx_long": 256, "ctx_short": 64}
+    m |= {"n_soft_collapsed": 3, "n_collapsed_soft0": 3, "n_nothing_sinks": 7, "n_nothing_weak": 2}
     out = ch08._first_screen(m)
+    assert (out["n_soft_collapsed_word"], out["n_collapsed_soft0_word"]) == ("three", "three")
+    assert (out["n_nothing_sinks_word"], out["n_nothing_weak_word"]) == ("seven", "two")
     assert (out["strong_runs_word"], out["n_strong_word"], out["plain_near_word"]) == ("two", "five", "three")
     assert (out["ctx_seeds_word"], out["ctx_ratio"], out["ctx_ratio_word"]) == ("two", 4, "four")
     odd = ch08._first_screen({**m, "ctx_long": 100})  # not a whole multiple: no ratio to spell
@@ -789,6 +885,109 @@ def test_sign_tests_count_each_settings_pairs_and_the_pooled_ones():
     assert (out["sign_p_setting"], out["_sign_p_setting"]) == ("1/4", 0.25)
     assert (out["n_pairs_01"], out["_n_soft_01"], out["sign_p_01"]) == (6, 5, "7/32")
     assert (out["n_pairs_big"], out["_n_soft_big"], out["sign_p_big"]) == (2, 2, "1/2")
+
+
+def test_pooled_sign_tests_count_each_seed_of_a_text_once():
+    en = ["English, lr 0.003, weight decay 0.1", "English, lr 0.01, weight decay 0.1"]
+    d01 = pd.Series([0.001, 0.02, 0.01, 0.028, 0.004, 0.026], index=pd.MultiIndex.from_product([en, [0, 1, 2]]))
+    big = [
+        "English, lr 0.01, weight decay 0.5",
+        "English, lr 0.01, weight decay 1",
+        "Python, lr 0.01, weight decay 0.5",
+    ]
+    dbig = pd.Series(np.linspace(0.04, 0.1, 9), index=pd.MultiIndex.from_product([big, [0, 1, 2]]))
+    out = ch08._sign_tests(pd.concat([d01, dbig]), d01, dbig)
+    # six pairs at 0.1 are three English seeds: p 1/4, not 1/32
+    assert (out["n_pairs_01"], out["sign_p_01"]) == (6, "1/32")
+    assert (out["n_seeds_01"], out["n_seeds_01_word"], out["_n_soft_seeds_01"], out["sign_p_seeds_01"]) == (
+        3,
+        "three",
+        3,
+        "1/4",
+    )
+    assert out["_seed_texts_01"] == {"English": 3} and out["_seeds_one_side_01"]
+    # nine pairs at 0.5 and 1 are three English and three Python seeds: p 1/32, not 1/256
+    assert (out["n_pairs_big"], out["n_seeds_big"], out["sign_p_seeds_big"]) == (9, 6, "1/32")
+    assert out["_seed_texts_big"] == {"English": 3, "Python": 3} and out["_seeds_one_side_big"]
+    # a seed whose pairs disagree counts by its mean, and is not on one side
+    mixed = d01.copy()
+    mixed.iloc[0] = -0.05  # English seed 0: -0.05 and +0.028, mean below zero
+    out = ch08._sign_tests(mixed, mixed, dbig)
+    assert (out["_n_soft_seeds_01"], out["sign_p_seeds_01"], out["_seeds_one_side_01"]) == (2, "1", False)
+    units = ch08.by_seed(mixed)
+    assert units.loc[("English", 0)] == pytest.approx((-0.05 + 0.028) / 2) and len(units) == 3
+    empty = ch08._sign_tests(d01.iloc[:0], d01.iloc[:0], d01.iloc[:0])
+    assert (empty["n_seeds_01"], empty["sign_p_seeds_01"], empty["_seeds_one_side_01"]) == (0, "1", False)
+
+
+def test_best_pairs_pair_each_rules_best_setting_by_seed():
+    rows = [("softmax", "English, a", [1.376, 1.345, 1.360]), ("softmax", "English, b", [1.45, 1.46, 1.44])]
+    rows += [("relu", "English, a", [1.377, 1.365, 1.370]), ("relu", "English, c", [1.357, 1.370, 1.379])]
+    english = pd.DataFrame(
+        [(rule, setting, seed, x) for rule, setting, xs in rows for seed, x in enumerate(xs)],
+        columns=["attention", "setting", "seed", "late_loss"],
+    )
+    out = ch08._best_pairs(english)
+    # softmax's best is a, ReLU's is c: softmax lower at seeds 1 and 2, not 0
+    assert (out["best_pairs"], out["best_pairs_word"], out["best_pairs_soft_word"]) == (3, "three", "two")
+    assert (out["best_p"], out["best_p_least"], out["_best_p_least"]) == ("1", "1/4", 0.25)
+    ahead = english.assign(late_loss=np.where(english.attention == "relu", english.late_loss + 1, english.late_loss))
+    assert ch08._best_pairs(ahead)["best_pairs_soft_word"] == "three"
+    assert ch08._best_pairs(ahead)["best_p"] == "1/4"
+    assert ch08._best_pairs(english[english.attention == "softmax"])["best_pairs"] == 0
+
+
+def test_settings_compared_name_the_healthy_settings_with_one_rule():
+    loss = pd.DataFrame(
+        {
+            "setting": ["E, wd 0"] * 2 + ["E, wd 0.1"] * 2 + ["P, 4.2M"],
+            "attention": ["softmax", "relu"] * 2 + ["softmax"],
+            "collapsed": [True, False, False, False, False],
+        }
+    )
+    out = ch08._settings_compared(loss, pd.Index(["E, wd 0.1"]))
+    assert (out["n_healthy_settings"], out["n_compared_word"]) == (2, "one")
+    assert (out["n_soft_only"], out["n_soft_only_word"], out["_soft_only_settings"]) == (1, "one", ["P, 4.2M"])
+
+
+def test_overview_measures_find_the_strong_settings_and_the_collapsed_ones_top():
+    table = pd.DataFrame(
+        {"runs": [3, 3, 3, 2], "collapsed": [3, 0, 1, 0], "highest head": [0.4118, 0.9998, 0.95, 0.3]},
+        index=["E, wd 0", "E, wd 0.5", "E, wd 1", "P"],
+    )
+    out = ch08._overview_measures(table)
+    assert (out["n_strong_settings"], out["n_strong_settings_word"]) == (2, "two")
+    assert out["_strong_settings"] == ["E, wd 0.5", "E, wd 1"]
+    # only a setting where every run collapsed counts as collapsed
+    assert (out["_collapsed_settings"], out["collapsed_top"]) == (["E, wd 0"], "0.412")
+    none = ch08._overview_measures(table.iloc[1:])
+    assert none["_collapsed_settings"] == [] and none["collapsed_top"] == "–" and np.isnan(none["_collapsed_top"])
+
+
+def test_seed_pairing_reads_the_initial_weights_off_the_models():
+    from attnsink import lm
+
+    def gpt(vocab, seed, attention="softmax"):
+        return lm.GPT(vocab, seq_len=8, d_model=8, n_layers=1, n_heads=2, attention=attention, seed=seed)
+
+    def experiment(results, task=None, batch=8):
+        return SimpleNamespace(results=results, meta={"task": task}, settings=SimpleNamespace(batch_size=batch))
+
+    task = {"seq_len": 8}
+    tx = experiment({("softmax", 0.003): [gpt(10, 0), gpt(10, 1)]}, task)
+    dc = experiment({("relu", 0.5): [gpt(10, 0, "relu"), gpt(10, 1, "relu")]}, task)
+    ct = experiment({"softmax": [gpt(12, 0), gpt(12, 1)]})
+    out = ch08._seed_pairing(tx, dc, ct)
+    assert (out["vocab_en"], out["vocab_py"]) == (10, 12)
+    assert out["_en_start_shared"] and out["_en_batches_shared"] and out["_py_start_differs"]
+    # the same alphabet: Python would start where English does
+    assert not ch08._seed_pairing(tx, dc, experiment({"softmax": [gpt(10, 0)]}))["_py_start_differs"]
+    # an English setting whose models draw differently (another alphabet): its seeds start elsewhere
+    odd = experiment({("relu", 0.5): [gpt(11, 0, "relu"), gpt(11, 1, "relu")]}, task)
+    assert not ch08._seed_pairing(tx, odd, ct)["_en_start_shared"]
+    assert not ch08._seed_pairing(tx, experiment(dc.results, task, batch=32), ct)["_en_batches_shared"]
+    bare = ch08._seed_pairing(tx, dc, SimpleNamespace(runs=[]))
+    assert np.isnan(bare["vocab_py"]) and not bare["_py_start_differs"]
 
 
 def test_span_rounds_a_range_outward_and_one_value_to_the_nearest():
