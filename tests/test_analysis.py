@@ -260,3 +260,18 @@ def test_health_frame_reads_one_row_per_run():
     health = {"entropy": [[0.0, 0.01], [float("nan"), 2.0]], "query_norm": [80.0, 12.0], "collapsed_share": 2 / 3}
     frame = health_frame([{**run, "health": {**health, "collapsed": True}}])
     assert len(frame) == 1 and bool(frame.collapsed[0]) and frame.entropy[0] == 0.01 and frame.query_norm[0] == 80
+
+
+def test_the_sign_test_is_exact_and_two_sided():
+    from fractions import Fraction
+
+    assert an.sign_test(5, 5) == Fraction(1, 16) == an.sign_test(0, 5)
+    assert an.sign_test(4, 5) == Fraction(3, 8) == an.sign_test(1, 5)
+    assert an.sign_test(3, 3) == Fraction(1, 4) and an.sign_test(9, 9) == Fraction(1, 256)
+    assert an.sign_test(6, 6) == Fraction(1, 32)
+    assert an.sign_test(3, 5) == 1 and an.sign_test(1, 2) == 1  # capped at 1
+    assert an.sign_test(0, 0) == 1  # no untied pair, no evidence
+    with pytest.raises(ValueError, match="between 0 and n"):
+        an.sign_test(6, 5)
+    with pytest.raises(ValueError, match="n"):
+        an.sign_test(0, -1)

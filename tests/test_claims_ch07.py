@@ -628,17 +628,6 @@ def test_longest_run_counts_consecutive_true_values():
     assert ch07.longest_run(np.array([True] * 4)) == 4
 
 
-def test_the_sign_test_is_exact_and_two_sided():
-    from fractions import Fraction
-
-    assert ch07.sign_test(5, 5) == Fraction(1, 16) == ch07.sign_test(0, 5)
-    assert ch07.sign_test(4, 5) == Fraction(3, 8) == ch07.sign_test(1, 5)
-    assert ch07.sign_test(3, 5) == 1 and ch07.sign_test(0, 0) == 1  # capped at 1; no pair, no evidence
-    assert ch07.sign_test(6, 6) == Fraction(1, 32)
-    with pytest.raises(ValueError, match="between 0 and n"):
-        ch07.sign_test(6, 5)
-
-
 def test_paired_differences_count_each_rule_from_the_same_seed():
     """Five seeds: relu above softmax in every seed, sigmoid in four, sink_logit tied in one
     (a tie counts for neither side: 4 of 4)."""

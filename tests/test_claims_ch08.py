@@ -865,16 +865,6 @@ def test_query_measures_count_the_queries_and_the_heads_with_every_sink_row():
     assert ch08._query_measures(heads, mixed, 64)["n_heads"] == -1  # models of two sizes: no one count
 
 
-def test_sign_test_is_two_over_two_to_the_n_when_every_pair_agrees():
-    from fractions import Fraction
-
-    assert ch08.sign_test(3, 3) == Fraction(1, 4) and ch08.sign_test(0, 3) == Fraction(1, 4)
-    assert ch08.sign_test(6, 6) == Fraction(1, 32) and ch08.sign_test(9, 9) == Fraction(1, 256)
-    assert ch08.sign_test(4, 5) == Fraction(3, 8) and ch08.sign_test(1, 2) == 1
-    with pytest.raises(ValueError):
-        ch08.sign_test(4, 3)
-
-
 def test_sign_tests_count_each_settings_pairs_and_the_pooled_ones():
     index = pd.MultiIndex.from_product([["a, weight decay 0.1", "b, weight decay 0.1", "c, weight decay 1"], [0, 1, 2]])
     diffs = pd.Series([0.01, 0.02, 0.01, 0.03, -0.01, 0.02, 0.05, 0.06, 0.0], index=index)

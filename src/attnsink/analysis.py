@@ -16,6 +16,8 @@ records into before it draws them (a training history in long form, a model's la
 
 from __future__ import annotations
 
+import math
+from fractions import Fraction
 from typing import TYPE_CHECKING
 
 import numpy as np
@@ -267,6 +269,18 @@ def block_standard_error(values, block: int) -> float:
         raise ValueError(f"values must be one sequence of at least two blocks of {block}, got shape {v.shape}")
     means = v[: n * block].reshape(n, block).mean(axis=1)
     return float(means.std(ddof=1) / np.sqrt(n))
+
+
+def sign_test(above: int, n: int) -> Fraction:
+    """The two-sided sign test's p-value, exactly: the chance that ``n`` fair coins give
+    ``above`` heads or a count as far from ``n`` / 2 (5 of 5: 1/16; 4 of 5: 3/8; 0 of 0: 1).
+    Chapters 7 and 8 use it on same-seed differences, a tie counting for neither side."""
+    check_int("n", n)
+    if not 0 <= above <= n:
+        raise ValueError(f"above must be between 0 and n = {n}, got {above}")
+    far = max(above, n - above)
+    tail = sum(math.comb(n, k) for k in range(far, n + 1))
+    return min(Fraction(1), Fraction(2 * tail, 2**n))
 
 
 def mean_range(values, digits: int = 3) -> str:

@@ -17,7 +17,7 @@ import pandas as pd
 import torch
 
 from .. import lm
-from ..analysis import backcopy_frame, mean_range
+from ..analysis import backcopy_frame, mean_range, sign_test
 from ..book import table
 from ..metrics import ROW_MIN, SINK_EPS, WRITE_TOL, what_it_writes
 from ..profiles import BACKCOPY_TASK
@@ -202,16 +202,6 @@ def _learning(runs: pd.DataFrame) -> dict:
         "gap_abs": float(gap.abs().max()),
         **_paired(bos),
     }
-
-
-def sign_test(above: int, n: int) -> Fraction:
-    """The two-sided sign test's p-value, exactly: the chance that ``n`` fair coins give
-    ``above`` heads or a count as far from ``n`` / 2 (5 of 5: 1/16; 4 of 5: 3/8)."""
-    if not 0 <= above <= n:
-        raise ValueError(f"above must be between 0 and n = {n}, got {above}")
-    far = max(above, n - above)
-    tail = sum(math.comb(n, k) for k in range(far, n + 1))
-    return min(Fraction(1), Fraction(2 * tail, 2**n))
 
 
 def _paired(bos: pd.DataFrame) -> dict:

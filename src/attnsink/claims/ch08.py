@@ -12,6 +12,7 @@ import pandas as pd
 import torch
 import torch.nn.functional as F
 
+from ..analysis import sign_test
 from ..cache import memoized
 from ..metrics import SINK_EPS, WRITE_TOL, what_it_writes
 from ..profiles import TEXT_TASK
@@ -173,16 +174,6 @@ def _span(values, digits: int = 2) -> str:
         return readable(least, digits)
     lo, hi = readable(least, digits, toward="down"), readable(most, digits, toward="up")
     return lo if lo == hi else f"{lo}–{hi}"
-
-
-def sign_test(above: int, n: int) -> Fraction:
-    """The two-sided sign test's p-value, exactly (as chapter 7's): the chance that ``n`` fair
-    coins give ``above`` heads or a count as far from ``n`` / 2 (3 of 3: 1/4; 6 of 6: 1/32)."""
-    if not 0 <= above <= n:
-        raise ValueError(f"above must be between 0 and n = {n}, got {above}")
-    far = max(above, n - above)
-    tail = sum(math.comb(n, k) for k in range(far, n + 1))
-    return min(Fraction(1), Fraction(2 * tail, 2**n))
 
 
 def _fraction(p: Fraction) -> str:
