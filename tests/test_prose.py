@@ -30,3 +30,12 @@ def test_bound_rounds_to_the_safe_side():
         bound(0.5, "nearest")
     with pytest.raises(ValueError, match="digits"):
         bound(0.5, "up", 0)
+
+
+def test_readable_never_prints_five_decimals():
+    from attnsink.prose import readable
+
+    assert readable(0.00257, 3) == "2.57 × 10⁻³"  # not '0.00257', which reads as a raw number
+    assert readable(0.00257) == "0.0026" and readable(0.0123, 3) == "0.0123"
+    assert readable(3.2e-5) == "3.2 × 10⁻⁵" and readable(0.9987) == "0.999"
+    assert readable(0.00257, 3, toward="up") == "2.57 × 10⁻³"

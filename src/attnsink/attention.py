@@ -9,9 +9,13 @@ record: its weight function, the learned per-head logit it takes, if any (``sink
 (``gated``). Every forward pass (the plain model, the fast engine, the GPT) asks the record,
 never the rule's name; only how a gate's logits are computed from a token belongs to the model.
 
-Which rules can say "nothing"? Only ``softmax``, ``sigmoid_norm`` and ``gated``'s weights
-are confined to the probability simplex (every row sums to 1); the others can make a
-whole row (near) zero. Chapter "Every way to let a head do nothing" tests what follows.
+Which rules can say "nothing"? The weights of ``softmax``, ``sigmoid_norm`` and ``gated``
+lie on the probability simplex (every row sums to 1), but ``gated``'s gate can scale the
+head's output to zero: its off state is in the gate, not the weights. ``softmax1``,
+``sink_logit``, ``sigmoid``, ``relu`` and ``relu_visible`` can make a whole row's weights
+(near) zero. ``clipped_softmax``'s off state is partial: it zeroes only weights below its clip, so a whole
+row can be zero only on rows with more than 35 visible keys (at its default clip). A
+``softmax_cap<cap>`` head is softmax with BOS's weight capped. Chapter 6 tests what follows.
 
 :func:`bos_mass`, the weight a head puts on BOS, lives here too: the trainer records it at
 every step, so it belongs with the modules that decide a trained model's numbers.

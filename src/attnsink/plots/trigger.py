@@ -292,7 +292,7 @@ def sink_step_share(runs: list[dict]) -> plt.Figure:
         ax.axhline(1.0, color="grey", ls="--", lw=1)
         ax.set_ylim(0, max(1.1, part["share"].max() * 1.05))
         ax.set_xlabel(name)
-        ax.set_ylabel("sink step ÷ loss step" if ax is axes[0, 0] else "")
+        ax.set_ylabel("parking step ÷ loss step" if ax is axes[0, 0] else "")
     sns.despine(fig)
     fig.tight_layout()
     return fig
