@@ -19,6 +19,7 @@ GOOD = {  # the full runs' measures, rounded
     "below_best": 0.01,
     "copy_min": 0.992,
     "gap_abs": 7.7e-4,
+    "gap_abs_min": 1.5e-4,
     "relu_n_above": 5,
     "sink_logit_n_above": 5,
     "sigmoid_n_above": 4,
@@ -183,7 +184,8 @@ GOOD = {  # the full runs' measures, rounded
     "nb_n_copy": 12,
     "mean_max": 0.0017,
     "tol_over_excess": 0.43,
-    "set_gap": 0.0012,
+    "set_shift_bos": 4.1e-4,
+    "set_shift_nobos": 0.0012,
     "set_flip": True,
     "relu_l1_n_busy": 3,
     "relu_l1_max": 0.024,
@@ -239,7 +241,9 @@ BREAKS = {  # claim -> a change of the measures that makes it false
     "missing-bos-costs": {"pos_excess": 0.02},
     "every-head-passes": {"n_nothing": 399},
     "tolerance-coarse": {"tol_over_excess": 0.3},
-    "sets-differ": {"set_gap": 5e-4},
+    "sets-move-no-bos": {"set_shift_nobos": 7e-4},
+    "sets-move-bos-less": {"set_shift_bos": 8e-4},
+    "sets-swap-order": {"set_flip": False},
     "layer-spared": {"layer0_ord_abs": 0.006},
     "triggers-need-the-layer": {"single_trig_max": 0.4},
     "copy-shared": {"n_shared": 20},
@@ -348,7 +352,9 @@ MORE_BREAKS = [  # the other branches of the claims that check several numbers
     ("course-two-paces", {"course_n_stay": 0}),
     ("only-relu-second-layer", {"relu_l1_n_busy": 5}),
     ("only-relu-second-layer", {"relu_l1_n_busy": 0}),
-    ("sets-differ", {"set_flip": False}),
+    ("sets-move-no-bos", {"gap_abs": 0.0013}),  # the rules differ by more than it moves
+    ("sets-move-bos-less", {"set_shift_bos": 1e-4}),  # below even the smallest gap
+    ("sets-move-bos-less", {"gap_abs_min": 5e-4}),
     ("control-misses-weak", {"n_missed": 0}),
     ("control-misses-weak", {"missed_norm_max": 4.0}),
     ("control-continuum", {"noticed_trig_min": 0.002}),
@@ -517,7 +523,12 @@ def test_chapter_7_measures_read_the_runs(fake, measured):
     assert m["matched_gap"] >= 1 and m["raw_gap"] == pytest.approx(m["layer_bos_mean"] / m["layer_nobos_mean"])
     # the control's misses, the two draws of fresh sequences, ReLU's second layer, where the rows go
     assert m["n_missed"] + m["n_noticed"] == m["n_ctl_leave"] and m["relu_l1_n_busy"] in (0, 1)
-    assert m["set_gap"] >= 0 and isinstance(m["set_flip"], bool) and isinstance(m["top_first_copies"], bool)
+    assert m["gap_abs_min"] <= m["gap_abs"]
+    assert (
+        min(m["set_shift_bos"], m["set_shift_nobos"]) >= 0
+        and isinstance(m["set_flip"], bool)
+        and isinstance(m["top_first_copies"], bool)
+    )
     assert len(m["_where"]) == 2 and m["top_self_max"] <= 1 and m["nb_first_min"] <= m["nobos_first_max"]
 
 
@@ -654,3 +665,26 @@ def test_paired_differences_count_each_rule_from_the_same_seed():
     )
     q = ch07._paired(even)
     assert (q["relu_n_above"], q["sign_p"], q["sign_p_text"]) == (3, 1.0, "1")
+
+
+def test_the_two_draws_move_each_softmax_model_apart():
+    """Table 7.1's draw against Table 7.3's: the model with BOS moves by 0.0004, the one
+    without by 0.0012 (both down), and they swap order; the claims read each shift apart."""
+    m = {"bos_soft_excess": 0.0116, "nobos_soft_excess": 0.0122, "pos_excess_own": 0.0112, "pos_excess_plain": 0.0110}
+    s = ch07._sets(m)
+    assert s["set_shift_bos"] == pytest.approx(4e-4) and s["set_shift_nobos"] == pytest.approx(0.0012)
+    assert s["set_flip"] is True
+    kept = ch07._sets({**m, "pos_excess_plain": 0.0125})  # the model without BOS moves up: no swap
+    assert kept["set_shift_nobos"] == pytest.approx(3e-4) and kept["set_flip"] is False
+    by_id = {c.id: c for c in ch07.CHAPTER.claims}
+    gaps = {"gap_abs": 7.7e-4, "gap_abs_min": 1.5e-4}
+    for claim_id, measures, holds in (
+        ("sets-move-no-bos", {**gaps, **s}, True),
+        ("sets-move-no-bos", {**gaps, **kept}, False),  # 0.0003 is less than the largest gap
+        ("sets-move-bos-less", {**gaps, **s}, True),
+        ("sets-move-bos-less", {**gaps, **s, "gap_abs": 3e-4}, False),  # more than the largest gap
+        ("sets-move-bos-less", {**gaps, **s, "gap_abs_min": 5e-4}, False),  # less than the smallest
+        ("sets-swap-order", s, True),
+        ("sets-swap-order", kept, False),
+    ):
+        assert by_id[claim_id].run(measures)[0] is holds, (claim_id, measures)
