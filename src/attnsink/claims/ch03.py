@@ -1,10 +1,10 @@
 """Chapter 3's claims: a ReLU head solves the trigger task exactly with no sink, its scale must
 count the averaged tokens for the head to be exact, the ReLU heads of chapter 1 find the
-construction up to a rescaling, a shorter value for the trigger token and a term from BOS that
-makes up the difference (fixed at each trigger position, barely moved by the content), and
-without BOS a ReLU head with the visible-key scale still solves the task exactly while a softmax
-head (one layer, values of the key token only, no residual stream) or a ReLU head with the paper's
-scale cannot be exact.
+construction up to a rescaling, a smaller trigger channel in the trigger token's value (γ times
+the value map's trigger entry, not 1) and a term from BOS that makes up the difference (fixed at
+each trigger position, barely moved by the content), and without BOS a ReLU head with the
+visible-key scale still solves the task exactly while a softmax head (one layer, values of the
+key token only, no residual stream) or a ReLU head with the paper's scale cannot be exact.
 
 :func:`measures` builds the construction (:func:`attnsink.construct.relu_solution`), runs it on
 the chapter's test batch, and reads the trained heads of :func:`attnsink.experiments.single_layer`
@@ -330,7 +330,8 @@ def _mse_units(task, soft) -> dict:
 
 def _substituted_floor(task, eps: float) -> float:
     """Corollary 2.2's floor on the relative error at the trigger as the text writes it: with
-    e = (L-1) S eps, mean_j (A'_j - sqrt(j e))_+^2 / S, S the trigger target's mean squared length
+    E_0 = (L-1) S r_nt (``eps`` is r_nt, the measured relative error at the non-trigger rows),
+    mean_j (A'_j - sqrt(j E_0))_+^2 / S, S the trigger target's mean squared length
     (without BOS, E|y_j|^2 = (1 + j^2)/(j+1)^2 + m/(3(j+1)) given j)."""
     L, m = task.seq_len, task.n_noise
     j = np.arange(2, L, dtype=float)
@@ -664,8 +665,9 @@ def _(m):
 
 @CHAPTER.claim(
     "trained-own-value",
-    "Times γ, the value map's trigger entry (W_VO)_{1,1} falls well short of the construction's 1 at every "
-    "seed and trigger position: between 0.5 and 0.9.",
+    "The trigger token's value carries a smaller trigger channel than the construction's: times γ, the value "
+    "map's trigger entry (W_VO)_{1,1} (on average over its noise, the trigger channel of the trigger token's "
+    "value) lies between 0.5 and 0.9 at every seed and trigger position, against the construction's 1.",
 )
 def _(m):
     return 0.5 < m["own_value_min"] and m["own_value_max"] < 0.9, (
@@ -820,8 +822,8 @@ def _(m):
 
 @CHAPTER.claim(
     "nobos-substitution",
-    "Corollary 2.2's floor written out with e = (L-1) S ε, mean_j (A'_j - sqrt(j (L-1) S ε))_+^2 / S, is the "
-    "floor the library computes: within 10⁻⁹ at ε = 0 and at each softmax head's measured error.",
+    "Corollary 2.2's floor written out with E_0 = (L-1) S r_nt, mean_j (A'_j - sqrt(j (L-1) S r_nt))_+^2 / S, "
+    "is the floor the library computes: within 10⁻⁹ at r_nt = 0 and at each softmax head's measured error.",
     profiles=BOTH,
 )
 def _(m):
