@@ -154,7 +154,8 @@ GOOD = {
     "relu_best_setting": "lr 0.01, weight decay 0",
     "relu_second": "1.371",
     "relu_second_setting": "lr 0.003, weight decay 0.1",
-    "_relu_top2_gap": 0.0023,
+    "relu_top2_gap": 0.00228,
+    "_relu_top2_gap": 0.00228,
     "ctx_mean_min": 0.002578,
     "ctx_mean_lo": "0.00257",
     "ctx_mean_hi": "0.00453",
@@ -189,11 +190,16 @@ GOOD = {
     "_n_soft_01": 6,
     "sign_p_01": "1/32",
     "_sign_p_01": 1 / 32,
-    "n_pairs_big": 9,
-    "_n_soft_big": 9,
-    "sign_p_big": "1/256",
-    "_sign_p_big": 1 / 256,
-    "_best_gap": 0.007,
+    "n_pairs_05": 6,
+    "_n_soft_05": 6,
+    "sign_p_05": "1/32",
+    "_sign_p_05": 1 / 32,
+    "n_pairs_1": 3,
+    "_n_soft_1": 3,
+    "sign_p_1": "1/4",
+    "_sign_p_1": 0.25,
+    "best_gap": 0.00792,
+    "_best_gap": 0.00792,
     "soft_best": "1.361",
     "_soft_best_setting": "English, lr 0.003, weight decay 0.1",
     "_soft_best_in_table": "1.361",
@@ -266,7 +272,7 @@ GOOD = {
     "_en_start_shared": True,
     "_en_batches_shared": True,
     "_py_start_differs": True,
-    # the pooled sign tests, each seed of a text once
+    # the sign test at each weight decay, each seed of a text once
     "n_seeds_01": 3,
     "n_seeds_01_word": "three",
     "_n_soft_seeds_01": 3,
@@ -274,13 +280,34 @@ GOOD = {
     "_sign_p_seeds_01": 0.25,
     "_seeds_one_side_01": True,
     "_seed_texts_01": {"English": 3},
-    "n_seeds_big": 6,
-    "n_seeds_big_word": "six",
-    "_n_soft_seeds_big": 6,
-    "sign_p_seeds_big": "1/32",
-    "_sign_p_seeds_big": 1 / 32,
-    "_seeds_one_side_big": True,
-    "_seed_texts_big": {"English": 3, "Python": 3},
+    "n_seeds_05": 6,
+    "n_seeds_05_word": "six",
+    "_n_soft_seeds_05": 6,
+    "sign_p_seeds_05": "1/32",
+    "_sign_p_seeds_05": 1 / 32,
+    "_seeds_one_side_05": True,
+    "_seed_texts_05": {"English": 3, "Python": 3},
+    "n_seeds_1": 3,
+    "n_seeds_1_word": "three",
+    "_n_soft_seeds_1": 3,
+    "sign_p_seeds_1": "1/4",
+    "_sign_p_seeds_1": 0.25,
+    "_seeds_one_side_1": True,
+    "_seed_texts_1": {"English": 3},
+    # the texts' sizes and the passes each recipe makes over its text
+    "en_chars_m": "0.47M",
+    "py_chars_m": "4.7M",
+    "en_train_m": "0.42M",
+    "sc_large_m": "4.2M",
+    "sc_small_m": "0.42M",
+    "_en_bytes": 466_273,
+    "_py_over_en": 10.1,
+    "_sample_over_en": 1.0033,
+    "tx_seen": 10.08,
+    "sc_seen": 20.16,
+    "tx_passes": 24.08,
+    "sc_full_passes": 4.77,
+    "sc_passes": 48.0,
     # best against best, paired by seed
     "best_pairs": 3,
     "best_pairs_word": "three",
@@ -350,7 +377,10 @@ BREAKS = {
     "collapse-best-below-wd1": {"_soft1_late": (1.70, 1.85)},
     "collapse-last-step": {"_soft05_loss_max": 1.63},
     "sign-test-per-setting": {"_settings_all_soft": 4},
-    "sign-test-pooled": {"_n_soft_seeds_big": 5, "sign_p_seeds_big": "3/16", "_sign_p_seeds_big": 3 / 16},
+    "sign-test-wd05-established": {"_n_soft_seeds_05": 5, "sign_p_seeds_05": "7/32", "_sign_p_seeds_05": 7 / 32},
+    "sign-test-wd1-suggestive": {"_n_soft_seeds_1": 2, "sign_p_seeds_1": "1", "_sign_p_seeds_1": 1.0},
+    "text-sizes": {"_py_over_en": 12.0},
+    "recipe-passes": {"tx_passes": 12.04},
     "sign-test-wd01-suggestive": {"n_seeds_01": 6, "n_seeds_01_word": "six", "_n_soft_seeds_01": 6},
     "seeds-pair-across-settings": {"_py_start_differs": False},
     "table-strong-settings": {"n_strong_settings": 3, "n_strong_settings_word": "three"},
@@ -446,11 +476,30 @@ MORE_BREAKS = [
     ("sign-test-per-setting", {"pairs_per_setting": "3, 4"}),
     ("sign-test-per-setting", {"_n_settings_tested": 4}),
     ("sign-test-per-setting", {"sign_p_setting": "1/8", "_sign_p_setting": 0.125}),
-    ("sign-test-pooled", {"n_pairs_big": 8, "_n_soft_big": 8, "sign_p_big": "1/128"}),
-    ("sign-test-pooled", {"_seed_texts_big": {"English": 6}}),  # one text: its seeds' pairs share batches
-    ("sign-test-pooled", {"_seeds_one_side_big": False}),
-    ("sign-test-pooled", {"_py_start_differs": False}),
-    ("sign-test-pooled", {"n_seeds_big": 9, "n_seeds_big_word": "nine", "_n_soft_seeds_big": 9}),  # pairs
+    ("sign-test-wd05-established", {"n_pairs_05": 9, "_n_soft_05": 9, "sign_p_05": "1/256"}),  # 0.5 and 1 pooled
+    ("sign-test-wd05-established", {"_seed_texts_05": {"English": 6}}),  # one text: its seeds' pairs share batches
+    ("sign-test-wd05-established", {"_seeds_one_side_05": False}),
+    ("sign-test-wd05-established", {"_py_start_differs": False}),
+    ("sign-test-wd05-established", {"n_seeds_05": 9, "n_seeds_05_word": "nine", "_n_soft_seeds_05": 9}),
+    ("sign-test-wd1-suggestive", {"n_seeds_1": 6, "n_seeds_1_word": "six", "_n_soft_seeds_1": 6}),  # Python too
+    ("sign-test-wd1-suggestive", {"sign_p_seeds_1": "1/32", "_sign_p_seeds_1": 1 / 32}),
+    ("sign-test-wd1-suggestive", {"_seed_texts_1": {"English": 2, "Python": 1}}),
+    ("sign-test-wd1-suggestive", {"n_pairs_1": 6, "_n_soft_1": 6}),  # two pairs a seed: not one each
+    ("sign-test-wd1-suggestive", {"sign_p_seeds_01": "1/8"}),  # not "as at 0.1"
+    ("gap-larger-at-big-decay", {"_pair_big_all": [0.0817, 0.0426, 0.0708, 0.0413, 0.1066, 0.03987]}),  # not at 1
+    ("text-sizes", {"en_chars_m": "0.5M"}),
+    ("text-sizes", {"en_train_m": "0.47M"}),  # the held-out tenth not left out
+    ("text-sizes", {"sc_small_m": "0.5M"}),
+    ("text-sizes", {"_en_bytes": 560_000}),  # more than about half a megabyte
+    ("text-sizes", {"_sample_over_en": 1.1}),
+    ("recipe-passes", {"sc_full_passes": 4.7}),  # prints 4.7, not 4.8
+    ("recipe-passes", {"sc_passes": 24.0}),
+    ("recipe-passes", {"tx_seen": 20.16}),
+    ("recipe-passes", {"sc_large_m": "0.42M"}),
+    ("softmax-ahead", {"sc_large_m": "4.7M"}),  # the text's label is not the table's
+    ("best-against-best", {"best_gap": 0.0081}),  # prints 0.0081, not 0.0079
+    ("best-against-best", {"seed_range": 0.0075}),  # the gap is larger than the spread
+    ("relu-best-two-tie", {"relu_top2_gap": 0.0031}),
     ("sign-test-wd01-suggestive", {"sign_p_seeds_01": "1/32", "_sign_p_seeds_01": 1 / 32}),
     ("sign-test-wd01-suggestive", {"_seed_texts_01": {"English": 2, "Python": 1}}),
     ("sign-test-wd01-suggestive", {"_seeds_one_side_01": False}),
@@ -655,6 +704,14 @@ def test_chapter_8_measures_read_the_runs(monkeypatch):
     # the runs at weight decay 0.5 are the English one and the Python one
     assert (m["strong_active_min"], m["_late_first_min"], m["strong_seeds_there"]) == (0.99, 800, 2)
     assert m["tx_seen"] == 800 * 8 * 63 / 1e6 and m["sc_seen"] == 400 * 32 * 63 / 1e6
+    # the texts: the real English one (its held-out tenth left out), the made-up Python amounts
+    from attnsink.lm.data import text_corpus
+
+    english = text_corpus()
+    en_train = int(len(english) * 0.9)
+    assert (m["en_train_m"], m["sc_large_m"], m["sc_small_m"]) == ("0.42M", "4.2M", "0.42M")
+    assert m["tx_passes"] == 800 * 8 * 63 / en_train and m["sc_full_passes"] == 400 * 32 * 63 / 4_200_000
+    assert m["_en_bytes"] == len(english.encode()) and m["_sample_over_en"] == 420_000 / en_train
     # the strong sink first passes 0.9 at step 800, after 800 steps of 8 windows of 63 characters
     assert m["late_first_chars"] == "0.40" and m["ct_seen"] == 400 * 32 * 63 / 1e6 and m["ct_steps"] == 400
     # the collapsed run: all four heads below 0.1 nats; softmax at 0.5 ends at 1.5, and none at 1
@@ -865,28 +922,46 @@ def test_query_measures_count_the_queries_and_the_heads_with_every_sink_row():
     assert ch08._query_measures(heads, mixed, 64)["n_heads"] == -1  # models of two sizes: no one count
 
 
-def test_sign_tests_count_each_settings_pairs_and_the_pooled_ones():
+def test_decay_of_reads_the_weight_decay_a_setting_names():
+    assert ch08.decay_of("English, lr 0.01, weight decay 0.5") == 0.5
+    assert ch08.decay_of("Python, lr 0.01, weight decay 1") == 1.0 and ch08.decay_of("E, weight decay 0") == 0.0
+    assert np.isnan(ch08.decay_of("Python, 4.2M characters")) and np.isnan(ch08.decay_of("weight decay x"))
+    assert ch08.millions(4_228_602) == "4.2M" and ch08.millions(420_000) == "0.42M"
+    assert ch08._setting("text_scale", {"train_chars": 4_228_602}) == "Python, 4.2M characters"
+
+
+def test_sign_tests_count_each_settings_pairs_and_each_decays():
     index = pd.MultiIndex.from_product([["a, weight decay 0.1", "b, weight decay 0.1", "c, weight decay 1"], [0, 1, 2]])
     diffs = pd.Series([0.01, 0.02, 0.01, 0.03, -0.01, 0.02, 0.05, 0.06, 0.0], index=index)
-    d01, dbig = diffs.iloc[:6], diffs.iloc[6:]
-    out = ch08._sign_tests(diffs, d01, dbig)
+    out = ch08._sign_tests(diffs)
     # a: 3 of 3 (p 1/4); b: 2 of 3 (p 1); c: a tie, so 2 of 2 (p 1/2)
     assert (out["_settings_all_soft"], out["_n_settings_tested"], out["pairs_per_setting"]) == (2, 3, "2, 3")
     assert (out["sign_p_setting"], out["_sign_p_setting"]) == ("1/4", 0.25)
     assert (out["n_pairs_01"], out["_n_soft_01"], out["sign_p_01"]) == (6, 5, "7/32")
-    assert (out["n_pairs_big"], out["_n_soft_big"], out["sign_p_big"]) == (2, 2, "1/2")
+    assert (out["n_pairs_1"], out["_n_soft_1"], out["sign_p_1"]) == (2, 2, "1/2")
+    # nothing at 0.5: no pairs, p 1
+    assert (out["n_pairs_05"], out["n_seeds_05"], out["sign_p_seeds_05"], out["_seed_texts_05"]) == (0, 0, "1", {})
+    # the tie counts for neither side at 1: seeds 0 and 1, p 1/2
+    assert (out["n_seeds_1"], out["_n_soft_seeds_1"], out["sign_p_seeds_1"]) == (2, 2, "1/2")
 
 
-def test_pooled_sign_tests_count_each_seed_of_a_text_once():
+def _chapter_8_pairs():
+    """Same-seed differences shaped as chapter 8's: two English settings at 0.1, English and
+    Python at 0.5, English at 1, and a Python setting that names no weight decay."""
     en = ["English, lr 0.003, weight decay 0.1", "English, lr 0.01, weight decay 0.1"]
     d01 = pd.Series([0.001, 0.02, 0.01, 0.028, 0.004, 0.026], index=pd.MultiIndex.from_product([en, [0, 1, 2]]))
-    big = [
-        "English, lr 0.01, weight decay 0.5",
-        "English, lr 0.01, weight decay 1",
-        "Python, lr 0.01, weight decay 0.5",
-    ]
-    dbig = pd.Series(np.linspace(0.04, 0.1, 9), index=pd.MultiIndex.from_product([big, [0, 1, 2]]))
-    out = ch08._sign_tests(pd.concat([d01, dbig]), d01, dbig)
+    at05 = ["English, lr 0.01, weight decay 0.5", "Python, lr 0.01, weight decay 0.5"]
+    d05 = pd.Series([0.08, 0.04, 0.07, 0.041, 0.11, 0.04], index=pd.MultiIndex.from_product([at05, [0, 1, 2]]))
+    d1 = pd.Series(
+        [0.09, 0.045, 0.086], index=pd.MultiIndex.from_product([["English, lr 0.01, weight decay 1"], [0, 1, 2]])
+    )
+    other = pd.Series([0.5, 0.5], index=pd.MultiIndex.from_product([["Python, 4.2M characters"], [0, 1]]))
+    return d01, d05, d1, other
+
+
+def test_sign_test_at_each_weight_decay_counts_each_seed_of_a_text_once():
+    d01, d05, d1, other = _chapter_8_pairs()
+    out = ch08._sign_tests(pd.concat([d01, d05, d1, other]))
     # six pairs at 0.1 are three English seeds: p 1/4, not 1/32
     assert (out["n_pairs_01"], out["sign_p_01"]) == (6, "1/32")
     assert (out["n_seeds_01"], out["n_seeds_01_word"], out["_n_soft_seeds_01"], out["sign_p_seeds_01"]) == (
@@ -896,18 +971,43 @@ def test_pooled_sign_tests_count_each_seed_of_a_text_once():
         "1/4",
     )
     assert out["_seed_texts_01"] == {"English": 3} and out["_seeds_one_side_01"]
-    # nine pairs at 0.5 and 1 are three English and three Python seeds: p 1/32, not 1/256
-    assert (out["n_pairs_big"], out["n_seeds_big"], out["sign_p_seeds_big"]) == (9, 6, "1/32")
-    assert out["_seed_texts_big"] == {"English": 3, "Python": 3} and out["_seeds_one_side_big"]
-    # a seed whose pairs disagree counts by its mean, and is not on one side
+    # six pairs at 0.5 are six seeds, three per text: p 1/32, established
+    assert (out["n_pairs_05"], out["n_seeds_05"], out["n_seeds_05_word"], out["sign_p_seeds_05"]) == (
+        6,
+        6,
+        "six",
+        "1/32",
+    )
+    assert out["_seed_texts_05"] == {"English": 3, "Python": 3} and out["_seeds_one_side_05"]
+    # three pairs at 1 are the three English seeds: p 1/4, not pooled with 0.5's
+    assert (out["n_pairs_1"], out["n_seeds_1"], out["_n_soft_seeds_1"], out["sign_p_seeds_1"]) == (3, 3, 3, "1/4")
+    assert out["_seed_texts_1"] == {"English": 3} and out["_seeds_one_side_1"]
+    # the setting that names no weight decay is in no decay's test, only in the per-setting one
+    assert out["_n_settings_tested"] == 6 and out["n_pairs_01"] + out["n_pairs_05"] + out["n_pairs_1"] == 15
+    assert "n_pairs_big" not in out and "sign_p_seeds_big" not in out
+
+
+def test_sign_test_at_a_weight_decay_takes_a_seeds_mean_over_its_pairs():
+    d01, d05, d1, _ = _chapter_8_pairs()
     mixed = d01.copy()
     mixed.iloc[0] = -0.05  # English seed 0: -0.05 and +0.028, mean below zero
-    out = ch08._sign_tests(mixed, mixed, dbig)
+    out = ch08._sign_tests(pd.concat([mixed, d05, d1]))
     assert (out["_n_soft_seeds_01"], out["sign_p_seeds_01"], out["_seeds_one_side_01"]) == (2, "1", False)
     units = ch08.by_seed(mixed)
     assert units.loc[("English", 0)] == pytest.approx((-0.05 + 0.028) / 2) and len(units) == 3
-    empty = ch08._sign_tests(d01.iloc[:0], d01.iloc[:0], d01.iloc[:0])
-    assert (empty["n_seeds_01"], empty["sign_p_seeds_01"], empty["_seeds_one_side_01"]) == (0, "1", False)
+    # a Python seed below zero at 0.5: five of six, p 7/32, no longer established; 1 is untouched
+    lower = d05.copy()
+    lower.iloc[4] = -0.02
+    out = ch08._sign_tests(pd.concat([d01, lower, d1]))
+    assert (out["_n_soft_seeds_05"], out["sign_p_seeds_05"], out["_seeds_one_side_05"]) == (5, "7/32", True)
+    assert out["sign_p_seeds_1"] == "1/4"
+    empty = ch08._sign_tests(d01.iloc[:0])
+    for name in ("01", "05", "1"):
+        assert (empty[f"n_seeds_{name}"], empty[f"sign_p_seeds_{name}"], empty[f"_seeds_one_side_{name}"]) == (
+            0,
+            "1",
+            False,
+        )
 
 
 def test_best_pairs_pair_each_rules_best_setting_by_seed():
