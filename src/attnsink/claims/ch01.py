@@ -56,18 +56,18 @@ def _relu_trigger_bos(models) -> dict:
 
 def _relu_bos_measures(bos: dict) -> dict:
     """What the text quotes of :func:`_relu_trigger_bos`: the ranges of measured values as
-    measured (strings at the precision printed; a range, not a bound), the rest for the checks.
+    measured (numbers: the text rounds a range's ends outward), the rest for the checks.
     The noise is a string with its unit ('3.9%'), an upper bound: rounded up here, since the
     text's automatic rounding leaves strings as they are."""
     return {
-        "relu_bos_c_min": f"{min(bos['c']):.3g}",
-        "relu_bos_c_max": f"{max(bos['c']):.3g}",
+        "relu_bos_c_min": min(bos["c"]),  # a range: glued rounded outward, and checked so
+        "relu_bos_c_max": max(bos["c"]),
         "_relu_bos_c": (min(bos["c"]), max(bos["c"])),
         "_relu_bos_exact": max(bos["exact"]),
         "relu_bos_c_noise": f"{100 * bound(max(bos['noise']), 'up'):.2g}%",
         "_relu_bos_c_noise": max(bos["noise"]),
-        "relu_bos_at_2_min": f"{min(bos['at_2']):.2g}",
-        "relu_bos_at_2_max": f"{max(bos['at_2']):.2g}",
+        "relu_bos_at_2_min": min(bos["at_2"]),
+        "relu_bos_at_2_max": max(bos["at_2"]),
         "_relu_bos_gap_2": max(bos["gap_2"]),
         "relu_bos_share_min": min(bos["share"]),
         "relu_bos_share_max": max(bos["share"]),
@@ -494,7 +494,7 @@ def _(m):
     return ok, (
         f"j w - max(s_j0, 0) at most {m['_relu_bos_exact']:.1e}; mean κ from {low:.3f} to {high:.3f}; "
         f"κ within {m['_relu_bos_c_noise']:.1%} of its mean; at j = 2, w - κ/2 at most {m['_relu_bos_gap_2']:.4f} "
-        f"(w from {m['relu_bos_at_2_min']} to {m['relu_bos_at_2_max']})"
+        f"(w from {m['relu_bos_at_2_min']:.3f} to {m['relu_bos_at_2_max']:.3f})"
     )
 
 
