@@ -8,7 +8,7 @@ from types import SimpleNamespace
 import pandas as pd
 import pytest
 
-from attnsink import TriggerTask, claims
+from attnsink import TriggerTask, claims, evaluate
 from attnsink.claims import ch02
 from attnsink.claims.bounds import printed
 from attnsink.construct import softmax_solution
@@ -113,6 +113,10 @@ GOOD = {  # the full runs' measures, as the chapter quotes them
     "_ex3_over": 56.0,
     "_d_ordered": True,
     "_below_floor_all": 0,
+    "_floor_rows_before": 26_964,
+    "_floor_rows_after": 23_436,
+    "_floor_slack_before": 0.0057,
+    "_floor_slack_after": 0.071,
     "ceiling_min": 266.76,
     "ceiling_over_eta": 9.79e6,
     "ceiling_per_n": 489.4,
@@ -238,6 +242,8 @@ def test_more_branches_fail():
         ("leaks-come-close", {"short_ratio_max": 7.0}),
         ("leaks-come-close", {"leak_share_min": 0.04}),
         ("hand-built-far-inside", {"_family_ratio": 90.0}),
+        ("floor-from-weights-holds", {"_floor_rows_before": 0}),  # the before-trigger floor never tested
+        ("floor-from-weights-holds", {"_floor_rows_after": 0}),
         ("cap-zero-far-worse", {"_uncapped_stopped": False}),
         ("capped-budget-shorter", {"_below_ran_budget": False}),
         ("capped-budget-shorter", {"uncapped_steps_max": 12_000}),
@@ -324,12 +330,12 @@ def test_directed_rounding_keeps_at_least_and_at_most_true():
 
 def _rows():
     rows = []
-    for source, off, d, floor, factor in (
-        ("hand-built", 0.1, 0.8, 0.7, 1.1),
-        ("trained (chapter 1)", 1e-4, 0.9, 0.7, 2.0),
-        ("random", 0.5, 1.0, 0.2, 4.2),
+    for source, off, d, (before, after), factor in (
+        ("hand-built", 0.1, 0.8, (0.75, 0.7), 1.1),
+        ("trained (chapter 1)", 1e-4, 0.9, (0.8, 0.7), 2.0),
+        ("random", 0.5, 1.0, (0.3, 0.2), 4.2),
     ):
-        for k in range(2):
+        for k in range(2):  # a row before the trigger, then one after it
             rows.append(
                 {
                     "source": source,
@@ -338,7 +344,10 @@ def _rows():
                     "rhs": factor * off * (k + 1) * d,  # the bound: factor times the weight off BOS
                     "d_lower": d,
                     "d_upper": d + 1e-5,
-                    "floor": floor,
+                    "after_trigger": k == 1,
+                    "floor_before": before,
+                    "floor_after": after,
+                    "floor": min(before, after),
                     "whp": 0.01,
                 }
             )
@@ -582,6 +591,11 @@ def test_the_analyses_run_on_small_inputs(monkeypatch, tmp_path):
     rows, terms = ch02.row_terms(heads, task, n=4)
     assert len(rows) == 4 * 14 and (rows.mass_off_bos * rows.d_lower <= rows.rhs + 1e-6).all()
     assert rows.d_lower.min() >= 2**-0.5 - 1e-6 and (rows.floor > 0).all()
+    # the rows after the trigger are the sequences' L - 1 - j; the head's floors are 1 and 1/sqrt 2
+    j = evaluate(heads["hand-built, margin 12"], task, n=4).batch.trigger_pos
+    assert rows.after_trigger.sum() == int((task.seq_len - 1 - j).sum()) and not rows.after_trigger.all()
+    assert rows.floor_before.iloc[0] == pytest.approx(1.0) and rows.floor_after.iloc[0] == pytest.approx(2**-0.5)
+    assert (rows[~rows.after_trigger].d_upper >= 1 - 1e-5).all()  # content tokens only: the bias channel is 1
     steps = ch02.proof_steps(heads, terms, task, n=4)
     assert steps["lemma |y0 - u0|"].max() <= 1e-6 and steps["min triangle slack / ell"].min() >= -1e-6
     assert steps["longest value"].iloc[0] <= 14**0.5  # a hand-built head's values are the tokens
@@ -699,3 +713,39 @@ def test_exercise_2_3_compares_like_for_like_and_fails_where_a_cap_was_not_train
     found = made_up()
     found["tight"].loc[1, "test MSE"] *= 1.001  # a leak whose MSE is not its mass squared times one unit
     assert "leak-mse-is-quadratic" in {r["id"] for r in claims.run_claims("ch2", "full", **found).failed}
+
+
+def _floor_rows(d_upper, after_trigger, before=1.0, after=0.7):
+    """A small frame of row_terms' floor columns: one head whose floors are ``before`` (rows
+    before the trigger) and ``after`` (rows after it)."""
+    n = len(d_upper)
+    return pd.DataFrame(
+        {"d_upper": d_upper, "after_trigger": after_trigger, "floor_before": [before] * n}
+        | {"floor_after": [after] * n, "floor": [min(before, after)] * n}
+    )
+
+
+def test_each_row_meets_the_floor_for_its_side_of_the_trigger():
+    # a row before the trigger between the two floors: above the smaller, below its own
+    between = ch02._floor_measures(_floor_rows([0.85, 0.8], [False, True]))
+    assert between["_below_floor_all"] == 1 and between["_floor_slack_before"] == pytest.approx(-0.15)
+    assert (between["_floor_rows_before"], between["_floor_rows_after"]) == (1, 1)
+    # the same D_i after the trigger clears that row's floor, the segment's
+    after = ch02._floor_measures(_floor_rows([1.2, 0.85], [False, True]))
+    assert after["_below_floor_all"] == 0 and after["_floor_slack_after"] == pytest.approx(0.15)
+    assert after["_floor_slack_before"] == pytest.approx(0.2)
+    # within the float allowance TOL of its own floor still counts as on it
+    assert ch02._floor_measures(_floor_rows([1.0 - ch02.TOL / 2], [False]))["_below_floor_all"] == 0
+
+
+def test_the_floor_claim_fails_on_a_before_trigger_row_between_the_floors_and_holds_when_all_clear():
+    found = made_up()
+    rows = found["rows"]
+    hand_before = (rows.source == "hand-built") & ~rows.after_trigger
+    rows.loc[rows.source == "hand-built", "floor_before"] = 0.9  # above the row's D_i⁺ (0.80001), 0.7 below it
+    failed = {r["id"] for r in claims.run_claims("ch2", "full", **found).failed}
+    assert {f for f in failed if not f.startswith("quoted-")} == {"floor-from-weights-holds"}
+    assert (rows[hand_before].d_upper > rows[hand_before].floor).all()  # the smaller floor alone misses it
+    rows.loc[rows.source == "hand-built", "floor_before"] = 0.78  # above the other floor, below D_i: all clear
+    failed = {r["id"] for r in claims.run_claims("ch2", "full", **found).failed}
+    assert {f for f in failed if not f.startswith("quoted-")} == set()
