@@ -43,8 +43,10 @@ GOOD = {
     "_gated_min_share": 0.9998,
     "_gated_max_mass": 0.36,
     "_sigmoid_min_row_bos": 1.0,
-    "sigmoid_bos_logit": 40.9,
-    "sigmoid_exact_gap": 1.6e-18,
+    "sigmoid_bos_logit": "40.9",  # the floor the text states, three figures down from 40.947
+    "_sigmoid_bos_logit": 40.947,
+    "_sigmoid_logit_floor": 40.9,
+    "sigmoid_exact_gap": math.exp(-40.9),  # the gap that floor gives: 1.73e-18, printed up as 1.8e-18
     "sigmoid_err": 0.0064,
     "_sigmoid_err_lo": 0.0063,
     "_sigmoid_err_hi": 0.0065,
@@ -65,6 +67,17 @@ GOOD = {
     "construct_max_err": 3.3e-9,
     "construct_max_mass": 9.83e-5,
     "construct_sigmoid_linf": 6.1e-6,
+    "_form_cases": 112,
+    "_form_grid": ((2, 4, 6, 12), (4, 8, 16, 32)),
+    "_form_c_lo": 0.0147,
+    "_form_c_hi": 0.999997,  # gated: sigma(-M) e^M = 1 / (1 + e^-M) at M = 12
+    "_form_off_line": 6.9e-11,
+    "_form_mass": 0.99998,
+    "_form_err_trigger": 0.999993,
+    "_form_err_other": 0.017,
+    "_form_bos_rows": 0.999994,
+    "_form_bos_row0": 0.999994,
+    "_form_row0_out": 0.0,
     "_stop_linf": 0.005,
     "_sink_logit_content_score": 0.0,
     "_sink_logit_mass": 9.83e-5,
@@ -131,6 +144,7 @@ BREAKS = {
     "relu-trigger-bos-by-position": {"_relu_pos_falls": False},
     "off-constructions": {"construct_max_err": 2e-6},
     "off-constructions-bos": {"bos_construct_max_bos": 0.5},  # a head that parks half its row on BOS
+    "off-constructions-form": {"_form_c_hi": 1.0000001},  # 1 - c_j just past e^-M
     "relu-visible-exact-head": {"_relu_vis_exact_err": 1e-9},
     "sink-logit-third-way": {"_sink_logit_content_score": 1e-3},
     "sigmoid-could-stop": {"construct_sigmoid_linf": 0.006},
@@ -181,6 +195,9 @@ MORE_BREAKS = [  # the other branches of claims that check several numbers
     ("relu-trigger-bos", {"relu_map_bos": 0.0}),
     ("relu-trigger-bos", {"relu_vis_map_bos": 0.04}),
     ("sigmoid-on-bos", {"sigmoid_exact_gap": 3e-8}),  # the exact gap past 2^-25: float32 need not round to 1
+    ("sigmoid-on-bos", {"sigmoid_bos_logit": "40"}),  # a floor stated with fewer figures than the gap needs
+    ("sigmoid-on-bos", {"sigmoid_exact_gap": 1.6e-18}),  # a gap the stated floor does not give
+    ("sigmoid-on-bos", {"_sigmoid_logit_floor": 41.0, "sigmoid_bos_logit": "41"}),  # a floor above the logit
     ("relu-trigger-bos-by-position", {"_relu_map_gap": 1e-3}),  # the map is not the position-7 mean
     ("relu-trigger-bos-by-position", {"_relu_vis_late_drop": 0.2}),  # a fall steeper late than early
     ("relu-trigger-bos-by-position", {"_relu_vis_pos_mean": 0.07}),  # the mean below the position-7 value
@@ -190,6 +207,16 @@ MORE_BREAKS = [  # the other branches of claims that check several numbers
     ("off-constructions-bos", {"_bos_construct_row0_out": 1e-3}),  # BOS's value not zero
     ("relu-trigger-bos-by-position", {"relu_vis_map_bos": 0.09}),  # inside the range of the means
     ("off-constructions", {"construct_max_mass": 2e-4}),
+    ("off-constructions-form", {"_form_c_lo": 0.0}),  # c_j = 1: the head would be exact
+    ("off-constructions-form", {"_form_off_line": 1e-6}),  # the output off the line of y_j
+    ("off-constructions-form", {"_form_mass": 1.01}),
+    ("off-constructions-form", {"_form_err_trigger": 1.01}),
+    ("off-constructions-form", {"_form_err_other": 1.01}),
+    ("off-constructions-form", {"_form_bos_rows": 1.01}),
+    ("off-constructions-form", {"_form_bos_row0": 1.01}),
+    ("off-constructions-form", {"_form_row0_out": 1e-300}),
+    ("off-constructions-form", {"_form_grid": ((12,), (16,))}),  # only the chapter's setting
+    ("off-constructions-form", {"_form_cases": 56}),
     ("off-constructions", {"construct_err_bound": 2e-6}),  # the proof's bound too loose for the text's 1e-6
     ("off-constructions", {"construct_margin": 10}),  # not the M the text states
     ("relu-visible-exact-head", {"_relu_vis_exact_mass": 1e-8}),
@@ -450,14 +477,28 @@ def test_a_saturated_sigmoid_head_weighs_bos_exactly_one_in_float32():
     result = SimpleNamespace(results={("sigmoid", True): [SimpleNamespace(model=model)]})
     m = ch06.sigmoid_saturation(result, n=100)
     assert m["_sigmoid_min_row_bos"] == 1.0
-    assert m["sigmoid_bos_logit"] == pytest.approx(60 - math.log(16))
-    assert m["sigmoid_exact_gap"] < ch06.FLOAT32_HALF_STEP
+    assert m["_sigmoid_bos_logit"] == pytest.approx(60 - math.log(16))  # 57.227: stated as at least 57.2
+    assert m["sigmoid_bos_logit"] == "57.2" and m["_sigmoid_logit_floor"] == 57.2
+    assert m["sigmoid_exact_gap"] == math.exp(-57.2) < ch06.FLOAT32_HALF_STEP
     claim = {c.id: c for c in ch06.CHAPTER.claims}["sigmoid-on-bos"]
     assert claim.run(m)[0]
     with torch.no_grad():
         model.W_Q[0, 0, L - 1, 0] = 10.0  # a logit near 7: float32 no longer rounds the weight to 1
     m = ch06.sigmoid_saturation(result, n=100)
     assert m["_sigmoid_min_row_bos"] < 1 and not claim.run(m)[0]
+    assert m["sigmoid_bos_logit"] == "7.22" and m["sigmoid_exact_gap"] == math.exp(-7.22)  # 10 - log 16 = 7.227
+
+
+def test_the_stated_logit_floor_gives_the_stated_gap():
+    """The text states the sigmoid heads' least BOS logit as a floor and the gap e^-floor beside
+    it: at the full runs' 40.947 the floor is 40.9, whose e^-40.9 = 1.73e-18 prints up as 1.8e-18
+    (two figures, '40', would need a gap of e^-40 = 4.2e-18)."""
+    from attnsink.claims.bounds import glued_text
+    from attnsink.prose import bound
+
+    floor = bound(40.947274, "down", 3)
+    assert floor == 40.9 and glued_text(math.exp(-floor), "upper") == "1.8 × 10⁻¹⁸"
+    assert glued_text(40.947274, "lower") == "40"  # what a number glued after 'at least' prints
 
 
 def test_the_relu_maps_are_read_at_one_trigger_position():
@@ -507,8 +548,8 @@ def test_the_bos_construction_measures_read_every_head(monkeypatch):
     assert good["bos_construct_max_bos"] < 1e-10 and good["_bos_construct_row0_out"] == 0
     build = ch06.off_construction
 
-    def parking(rule, margin=ch06.MARGIN, bos=False):
-        return build(rule, margin, bos=False) if rule == "sink_logit" else build(rule, margin, bos=bos)
+    def parking(rule, margin=ch06.MARGIN, bos=False, dtype=torch.float32):
+        return build(rule, margin, bos=rule != "sink_logit" and bos, dtype=dtype)
 
     monkeypatch.setattr(ch06, "off_construction", parking)
     bad = ch06.bos_constructions(n=200)
@@ -516,3 +557,74 @@ def test_the_bos_construction_measures_read_every_head(monkeypatch):
         bad["bos_construct_max_bos"] > 1e-6
         and not {c.id: c for c in ch06.CHAPTER.claims}["off-constructions-bos"].run({**GOOD, **bad})[0]
     )
+
+
+# ---- prop-off-constructions's statement, in float64 ----
+
+
+def _one_minus_c(rule: str, bos: bool, margin: float, j: torch.Tensor) -> torch.Tensor:
+    """1 - c_j as the proof of prop-off-constructions computes it, in float64. The sigmoid rule
+    rounds its offset log(i + 1) to float32 whatever the scores' dtype (attnsink.attention), so
+    its c_j is the proof's e^M (j + 1) sigma(-M - log(j + 1)) at that rounded offset."""
+    e, t = math.exp(margin), math.exp(-2 * margin)
+    sig = 1 / (1 + e)  # sigma(-M)
+    if rule == "sigmoid":
+        offset = torch.log(j.float() + 1).double()
+        return 1 - e * (j + 1) * torch.sigmoid(-margin - offset)
+    if not bos:
+        return torch.full_like(j, sig) if rule == "gated" else 1 / (1 + (j + 1) * e)
+    return {
+        "softmax1": (1 + t) / (1 + t + j * e),
+        "sink_logit": (e + t) / (e + t + j * e**2),
+        "gated": sig + (1 - sig) * t / (j + t),
+    }[rule]
+
+
+@pytest.mark.parametrize("margin", [2.0, 12.0])
+@pytest.mark.parametrize("seq_len", [4, 16, 32])
+def test_each_head_outputs_the_proofs_c_j_times_the_target(margin, seq_len):
+    """In float64, every head's trigger output is c_j y_j with the proof's own c_j, to float64
+    rounding (relative to 1 - c_j, which is at least about e^-M / 50 here)."""
+    for bos, rules in ((False, ch06.CONSTRUCTED), (True, ch06.BOS_CONSTRUCTED)):
+        task = TriggerTask(seq_len=seq_len, bos=bos)
+        batch = task.sample(300, generator=torch.Generator().manual_seed(seq_len))
+        for rule in rules:
+            model = ch06.off_construction(rule, margin, bos=bos, dtype=torch.float64)
+            y_hat, _, y = ch06.float64_run(model, task, batch)
+            c, off = ch06.on_the_line(y_hat[batch.is_trigger], y)
+            proof = _one_minus_c(rule, bos, margin, batch.trigger_pos.double())
+            torch.testing.assert_close(1 - c, proof, rtol=1e-8, atol=0)
+            assert (off < 1e-14).all() and ((0 < 1 - c) & (1 - c < math.exp(-margin))).all(), (rule, bos)
+
+
+def test_the_float64_targets_are_the_tasks():
+    for bos in (True, False):
+        task = TriggerTask(seq_len=8, bos=bos)
+        batch = task.sample(50, generator=torch.Generator().manual_seed(0))
+        _, _, y = ch06.float64_run(ch06.off_construction("gated", 4.0, bos=bos), task, batch)
+        assert y.dtype == torch.float64
+        torch.testing.assert_close(y.float(), batch.y[batch.is_trigger], rtol=0, atol=1e-6)
+
+
+def test_the_form_measures_hold_the_claim_and_show_a_broken_head(monkeypatch):
+    """construction_form meets every bound of the statement on the library's heads (each share
+    below 1), and shows a head that leaves it: values that scale one noise coordinate apart put
+    the trigger's output off the line of y_j; the heads without BOS's additions park on BOS."""
+    m = ch06.construction_form()
+    claim = {c.id: c for c in ch06.CHAPTER.claims}["off-constructions-form"]
+    assert claim.run(m)[0] and m["_form_cases"] == 112 and m["_form_row0_out"] == 0
+    assert 0 < m["_form_c_lo"] and m["_form_c_hi"] < 1 and m["_form_off_line"] < ch06.OFF_LINE
+    assert 0.99 < m["_form_c_hi"]  # gated's sigma(-M) lies just under e^-M: the check reads the bound itself
+    build = ch06.off_construction
+
+    def skewed(rule, margin=ch06.MARGIN, bos=False, dtype=torch.float32):
+        model = build(rule, margin, bos=bos, dtype=dtype)
+        with torch.no_grad():
+            model.W_V[0, 0, 5, 5] *= 1.001  # one noise coordinate's value a little off
+        return model
+
+    monkeypatch.setattr(ch06, "off_construction", skewed)
+    case = ch06.form_case("softmax1", False, 12.0, 16)
+    assert case["off_line"] > ch06.OFF_LINE and case["c_hi"] < 1  # c_j still in range: only the line breaks
+    monkeypatch.setattr(ch06, "off_construction", lambda rule, margin, bos, dtype: build(rule, margin, dtype=dtype))
+    assert ch06.form_case("softmax1", True, 12.0, 16)["bos_rows"] > 1  # BOS at 0, against the phantom's 0

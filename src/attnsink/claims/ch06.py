@@ -4,7 +4,8 @@ rule with an off state solves the task without BOS; half of them still park on B
 
 The measures come in four parts, one per section of the chapter: the task and the rules
 (:func:`rule_constants`, no training, and the hand-built heads of prop-off-constructions,
-:func:`off_construction` and :func:`constructions`), the task with BOS (:func:`with_bos`,
+:func:`off_construction` and :func:`constructions`, with the statement itself checked in float64
+by :func:`construction_form`), the task with BOS (:func:`with_bos`,
 :func:`sigmoid_saturation`, :func:`trigger_bos_by_position`), the task without it
 (:func:`without_bos`), and the scales that do not count the averaged tokens (:func:`scales`).
 :func:`training` reads who met the stopping rule. The measures stay unrounded: a number the text
@@ -73,7 +74,9 @@ def safe_span(values, decimals: int = 2) -> str:
     return text[0] if text[0] == text[1] else f"{text[0]} to {text[1]}"
 
 
-def off_construction(rule: str, margin: float = MARGIN, bos: bool = False) -> AttentionModel:
+def off_construction(
+    rule: str, margin: float = MARGIN, bos: bool = False, dtype: torch.dtype = torch.float32
+) -> AttentionModel:
     """The head of prop-off-constructions for ``rule`` at margin M = ``margin`` (and
     ``relu_visible``'s exact head, which needs no margin). Without BOS every token has x . u = 1
     for u = e_trig + e_bias, so the score map (a e_trig + c e_bias) u^T scores a at the trigger
@@ -81,7 +84,8 @@ def off_construction(rule: str, margin: float = MARGIN, bos: bool = False) -> At
     ``sink_logit`` takes its learned logit b_h = M, ``gated`` the gate w_h = M (e_trig - e_bias).
     With ``bos`` (``softmax1``, ``sink_logit`` and ``gated`` only), two additions that act on BOS
     alone: the score map gains -2M (e_bias + e_trig + e_bos) e_bos^T, so every query scores BOS
-    at -2M, the values drop BOS's coordinate, so BOS's value is 0, and the gate gains -M e_bos."""
+    at -2M, the values drop BOS's coordinate, so BOS's value is 0, and the gate gains -M e_bos.
+    ``dtype`` is the weights' (float64: sigmoid's value scale e^M is not rounded to float32)."""
     if bos and rule not in BOS_CONSTRUCTED:
         raise KeyError(f"no construction with BOS for {rule!r}")
     task = TriggerTask(bos=bos)
@@ -93,22 +97,23 @@ def off_construction(rule: str, margin: float = MARGIN, bos: bool = False) -> At
         "gated": (0.0, 0.0, 1.0),
         "relu_visible": (1.0, 0.0, 1.0),
     }[rule]
-    u, query, gate, indicators = torch.zeros(n), torch.zeros(n), torch.zeros(n), torch.zeros(n)
+    u, query, gate, indicators = (torch.zeros(n, dtype=dtype) for _ in range(4))
     u[TRIGGER] = u[bias] = 1.0
     query[TRIGGER], query[bias] = a, c
     gate[TRIGGER], gate[bias] = margin, -margin
     indicators[[BOS_DIM, TRIGGER, bias]] = 1.0  # every token has exactly one of the three
-    score_map, values = torch.outer(query, u), scale * torch.eye(n)
+    eye = torch.eye(n, dtype=dtype)
+    score_map, values = torch.outer(query, u), scale * eye
     if bos:
-        score_map -= 2 * margin * torch.outer(indicators, torch.eye(n)[BOS_DIM])
+        score_map -= 2 * margin * torch.outer(indicators, eye[BOS_DIM])
         values[BOS_DIM] = 0.0  # x W_V drops x's BOS coordinate
         gate[BOS_DIM] = -margin
-    model = AttentionModel(n, attention=rule)
+    model = AttentionModel(n, attention=rule).to(dtype)
     with torch.no_grad():
         model.W_Q.copy_(score_map[None, None])  # W_Q W_K^T is the score map
-        model.W_K.copy_(torch.eye(n)[None, None])
+        model.W_K.copy_(eye[None, None])
         model.W_V.copy_(values[None, None])
-        model.W_O.copy_(torch.eye(n)[None, None])
+        model.W_O.copy_(eye[None, None])
         if rule == "sink_logit":
             model.sink.fill_(margin)
         if rule == "gated":
@@ -168,10 +173,92 @@ def constructions(n: int = 2000) -> dict:
     }
 
 
+FORM_MARGINS = (2, 4, 6, 12)  # the margins M at which the proposition's statement is checked, in float64
+FORM_LENGTHS = (4, 8, 16, 32)  # and the sequence lengths L: the statement's L = 16, and three more
+OFF_LINE = 1e-8  # the trigger error's part off the line of y_j may be at most this share of the bound e^-M |y_j|
+
+
+def float64_run(model: AttentionModel, task: TriggerTask, batch) -> tuple:
+    """A one-head model on ``batch``, in float64: ``(y_hat, w, y)``, its outputs (batch, L, d),
+    its weights (batch, query, key) and the targets at the trigger rows (batch, d). ``model`` is
+    turned to float64 in place (build it in float64, so that no weight is first rounded to
+    float32). The target, the mean of the tokens first .. j, is computed in float64 from the
+    float32 tokens (exactly representable), not read from the batch's float32 targets."""
+    x = batch.x.double()
+    y_hat, (w,) = model.double()(x)
+    keys = torch.arange(task.seq_len)
+    averaged = ((keys >= task.first_content) & (keys <= batch.trigger_pos[:, None])).double()  # (batch, key)
+    y = (averaged[..., None] * x).sum(1) / averaged.sum(1, keepdim=True)
+    return y_hat, w[:, 0], y
+
+
+def on_the_line(out: torch.Tensor, y: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
+    """Outputs ``out`` (rows, d) against the form c y of prop-off-constructions: per row,
+    c = <out, y> / |y|^2 and the part of ``out`` off the line of y, over |y| (0 when out = c y)."""
+    c = (out * y).sum(-1) / y.pow(2).sum(-1)
+    return c, (out - c[:, None] * y).norm(dim=-1) / y.norm(dim=-1)
+
+
+def form_case(rule: str, bos: bool, margin: float, seq_len: int, per_position: int = 5) -> dict:
+    """prop-off-constructions's head for ``rule`` at margin M = ``margin``, in float64 on
+    ``per_position`` sequences of length L = ``seq_len`` for each trigger position 2 .. L - 1:
+    each part of the statement as a share of its bound, which holds below 1 (``c_lo``, the least
+    (1 - c_j) e^M, above 0; ``off_line`` below :data:`OFF_LINE`; ``row0_out``, row 0's largest
+    output with BOS, exactly 0). The bounds are the statement's with 16 replaced by L, as the proof
+    allows (a row has at most L keys): L e^-M on the weights times the value scale at every
+    other row, e^-2M and (63/2) L^2 e^-2M on the relative errors (8064 e^-2M at L = 16); with
+    BOS, e^-2M on BOS's weight at rows 1 on and e^-M at row 0."""
+    task, e = TriggerTask(seq_len=seq_len, bos=bos), math.exp(-margin)
+    j = torch.arange(2, seq_len).repeat(per_position)
+    noise = torch.rand(len(j), task.n_noise_positions, task.n_noise, generator=torch.Generator().manual_seed(seq_len))
+    batch = task.build(j, noise)
+    model = off_construction(rule, margin, bos=bos, dtype=torch.float64)
+    y_hat, w, y = float64_run(model, task, batch)
+    out, other = y_hat[batch.is_trigger], ~batch.is_trigger  # every other row, BOS's own included
+    c, off = on_the_line(out, y)
+    signal = y.pow(2).sum(-1).mean().item()  # the relative errors' denominator
+    scale = model.W_V[0, 0, -1, -1].item()  # the value scale: the identity's, on the bias coordinate
+    found = {
+        "c_lo": (1 - c).min().item() / e,
+        "c_hi": (1 - c).max().item() / e,
+        "off_line": off.max().item() / e,
+        "mass": scale * w.sum(-1)[other].max().item() / (seq_len * e),
+        "err_trigger": (out - y).pow(2).sum(-1).mean().item() / signal / e**2,
+        "err_other": y_hat[other].pow(2).sum(-1).mean().item() / signal / (31.5 * seq_len**2 * e**2),
+    }
+    if bos:
+        found.update(bos_rows=w[:, 1:, 0].max().item() / e**2, bos_row0=w[:, 0, 0].max().item() / e)
+        found["row0_out"] = y_hat[:, 0].abs().max().item()
+    return found
+
+
+def construction_form() -> dict:
+    """prop-off-constructions's statement itself, in float64, on every head it builds (the four
+    without BOS, the three with it) at every margin of :data:`FORM_MARGINS` and every length of
+    :data:`FORM_LENGTHS` (:func:`form_case`): each share of its bound at its worst case."""
+    cases = [
+        form_case(rule, bos, float(margin), seq_len)
+        for bos, rules in ((False, CONSTRUCTED), (True, BOS_CONSTRUCTED))
+        for rule in rules
+        for margin in FORM_MARGINS
+        for seq_len in FORM_LENGTHS
+    ]
+    worst = {k: max(case[k] for case in cases if k in case) for k in cases[-1]}
+    return {
+        "_form_cases": len(cases),
+        "_form_grid": (FORM_MARGINS, FORM_LENGTHS),
+        "_form_c_lo": min(case["c_lo"] for case in cases),
+        **{f"_form_{k}": v for k, v in worst.items() if k != "c_lo"},
+    }
+
+
 def sigmoid_saturation(result, n: int = 1000) -> dict:
     """With BOS, the sigmoid heads' weight on BOS at every non-trigger row of ``n`` test sequences,
-    every seed: the smallest, as float32 computes it, and the smallest BOS logit s_i0 - log(i + 1),
-    in float64, whose exact weight falls short of 1 by sigma(-z) < e^-z."""
+    every seed: the smallest, as float32 computes it, and the smallest BOS logit z = s_i0 - log(i + 1),
+    in float64, whose exact weight falls short of 1 by sigma(-z) < e^-z. The text states the
+    logit as a floor, rounded down to three figures (40.9 for 40.947) and glued as that string,
+    and the gap as e^-floor, which check_claims rounds up: so the gap follows from the floor
+    stated beside it (two figures, "40", would give e^-40, not the 1.7e-18 that e^-40.947 gives)."""
     task, least_w, least_z = TriggerTask(), math.inf, math.inf
     offset = torch.log(torch.arange(task.seq_len, dtype=torch.float64) + 1)
     for r in result.results["sigmoid", True]:
@@ -179,7 +266,14 @@ def sigmoid_saturation(result, n: int = 1000) -> dict:
         rows = ev.batch.is_nontrigger
         least_w = min(least_w, ev.attn[0][:, 0, :, 0][rows].min().item())
         least_z = min(least_z, (scores(r.model, ev.batch.x)[..., 0] - offset)[rows].min().item())
-    return {"sigmoid_bos_logit": least_z, "sigmoid_exact_gap": math.exp(-least_z), "_sigmoid_min_row_bos": least_w}
+    floor = bound(least_z, "down", 3)  # the floor the text states, at or below every logit
+    return {
+        "sigmoid_bos_logit": f"{floor:g}".replace("-", "\u2212"),
+        "_sigmoid_bos_logit": least_z,
+        "_sigmoid_logit_floor": floor,
+        "sigmoid_exact_gap": math.exp(-floor),  # e^-z <= e^-floor at every row
+        "_sigmoid_min_row_bos": least_w,
+    }
 
 
 def trigger_bos_by_position(result, n: int = 1000) -> dict:
@@ -456,9 +550,8 @@ def measures(result) -> dict:
     m = rule_constants()
     m = {**m, **with_bos(result, m), **without_bos(result, m), **scales(result, m), **training(result)}
     m.update(phantom_key(result))
-    m.update(
-        {**constructions(), **bos_constructions(), **sigmoid_saturation(result), **trigger_bos_by_position(result)}
-    )
+    m.update({**constructions(), **bos_constructions(), **construction_form(), **sigmoid_saturation(result)})
+    m.update(trigger_bos_by_position(result))
     for name, digits in LOWER.items():
         m[name] = bound(m[name], "down", digits)  # a stated bound is never on the wrong side
     return m
@@ -611,14 +704,20 @@ def _(m):
 @CHAPTER.claim(
     "sigmoid-on-bos",
     "With BOS, the sigmoid heads give BOS a weight of exactly 1 in float32 at every non-trigger row (1000 test "
-    "sequences, every seed). Its logit s_i0 - log(i + 1) there makes the exact weight fall short of 1 by less "
-    "than 2^-25, the tolerance of 'to float32 precision': float32 rounds any number that close to 1 to 1.",
+    "sequences, every seed). Their logit z = s_i0 - log(i + 1) there is at least the floor the text states "
+    "(three figures, rounded down), so the exact weight falls short of 1 by sigma(-z) < e^-z, at most "
+    "e^-floor, the gap the text states; that is below 2^-25, the tolerance of 'to float32 precision': float32 "
+    "rounds any number that close to 1 to 1.",
 )
 def _(m):
-    holds = m["_sigmoid_min_row_bos"] == 1.0 and m["sigmoid_exact_gap"] < FLOAT32_HALF_STEP
+    floor, least = m["_sigmoid_logit_floor"], m["_sigmoid_bos_logit"]
+    stated = floor <= least and float(m["sigmoid_bos_logit"].replace("\u2212", "-")) == floor
+    gap = m["sigmoid_exact_gap"] == math.exp(-floor) and math.exp(-least) <= m["sigmoid_exact_gap"]
+    holds = m["_sigmoid_min_row_bos"] == 1.0 and stated and gap and m["sigmoid_exact_gap"] < FLOAT32_HALF_STEP
     return holds, (
-        f"smallest float32 weight {m['_sigmoid_min_row_bos']:.9g}; least BOS logit {m['sigmoid_bos_logit']:.3g}, "
-        f"exact gap below {m['sigmoid_exact_gap']:.2g} (tolerance {FLOAT32_HALF_STEP:.2g})"
+        f"smallest float32 weight {m['_sigmoid_min_row_bos']:.9g}; least BOS logit {least:.5g} (stated floor "
+        f"{m['sigmoid_bos_logit']}), exact gap below e^-floor = {m['sigmoid_exact_gap']:.3g} "
+        f"(tolerance {FLOAT32_HALF_STEP:.2g})"
     )
 
 
@@ -825,6 +924,34 @@ def _(m):
         f"largest relative error {m['bos_construct_max_err']:.2g}, row mass {m['bos_construct_max_mass']:.2g}; "
         f"on BOS {m['bos_construct_max_bos']:.2g} (rows 1 on), {m['bos_construct_row0_bos']:.2g} (row 0); "
         f"row 0's largest output {m['_bos_construct_row0_out']:.2g}"
+    )
+
+
+@CHAPTER.claim(
+    "off-constructions-form",
+    "In float64, at M = 2, 4, 6 and 12 and sequence lengths L = 4, 8, 16 and 32 (every trigger position), each "
+    "head of prop-off-constructions (the four without BOS, the three with it) outputs c_j y_j at the trigger, "
+    "with 0 < 1 - c_j < e^-M: off the line of y_j by at most 1e-8 of that bound, e^-M |y_j|, where the "
+    "statement says 0. Its weights times its value scale sum to less than L e^-M at every other row; its "
+    "relative errors are below e^-2M at the trigger and (63/2) L^2 e^-2M elsewhere (at L = 16, the "
+    "statement's 16 e^-M and 8064 e^-2M); with BOS, row 0 outputs exactly 0, and BOS weighs below e^-2M at "
+    "rows 1 on and below e^-M at row 0.",
+    profiles=BOTH,
+)
+def _(m):
+    shares = [m[f"_form_{k}"] for k in ("c_hi", "mass", "err_trigger", "err_other", "bos_rows", "bos_row0")]
+    holds = (
+        m["_form_grid"] == ((2, 4, 6, 12), (4, 8, 16, 32))
+        and m["_form_cases"] == 4 * 4 * (len(CONSTRUCTED) + len(BOS_CONSTRUCTED))
+        and m["_form_c_lo"] > 0
+        and max(shares) < 1
+        and m["_form_off_line"] <= OFF_LINE
+        and m["_form_row0_out"] == 0
+    )
+    return holds, (
+        f"{m['_form_cases']} cases; (1 - c_j) e^M from {m['_form_c_lo']:.3g} to {m['_form_c_hi']:.7f}; off the "
+        f"line {m['_form_off_line']:.2g} of the bound; largest share of a bound {max(shares):.7f}; row 0's "
+        f"output {m['_form_row0_out']:.2g}"
     )
 
 
