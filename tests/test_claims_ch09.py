@@ -107,6 +107,8 @@ GOOD = {
     "cd_cert_n": 10,
     "cd_cert_lo": 0.908,
     "cd_cert_hi": 0.972,
+    "cd_cert_weight_lo": 0.99984,
+    "cd_cert_below": True,
     "cd_relu_mass_max": 0.10,
     "cd_relu_trig_lo": 0.52,
     "cd_relu_exact_n": 2,
@@ -146,6 +148,11 @@ GOOD = {
     "bk_deep_tol_hi": 5.75e-5,
     "bk_deep_sum_lo": 6.1e-4,
     "bk_deep_sum_hi": 0.0051,
+    "bk_ln_parked": 20,
+    "bk_ln_constant": 20,
+    "bk_ln_ratio_lo": 101.0,
+    "bk_ln_sum_lo": 9.5e-4,
+    "bk_ln_sum_hi": 0.0025,
     "bk_relu_nothing": True,
     "bk_cap_harmful_max": 0.95,
     "bk_cap_nothing_min": 0.97,
@@ -295,7 +302,13 @@ BREAKS = {  # claim -> changes of the measures, each of which makes it false
         {"cd_rest_change": 1.5},
     ],
     "cd-own-row": [{"cd_clipped_own_row": 0.99}, {"cd_sigmoid_short_lo": 0.0}],
-    "cd-certified": [{"cd_cert_lo": 0.85}, {"cd_cert_n": 0}],
+    "cd-certified": [
+        {"cd_cert_lo": 0.85},
+        {"cd_cert_n": 0},
+        {"cd_cert_hi": 0.965},  # the best certificate below the 0.97 stated
+        {"cd_cert_weight_lo": 0.9997},
+        {"cd_cert_below": False},
+    ],
     "cd-relu-pays": [{"cd_relu_mass_max": 0.3}, {"cd_relu_trig_lo": 0.3}],
     "cd-relu-exact-later": [
         {"cd_relu_exact_n": 3},
@@ -319,6 +332,13 @@ BREAKS = {  # claim -> changes of the measures, each of which makes it false
     "bk-one-layer-nothing": [{"bk_one_nothing": 9}, {"bk_one_parked": 9}],
     "bk-residual-constant": [{"bk_deep_odd": 2}, {"bk_deep_odd_mass": 0.7}, {"bk_deep_constant": 55}],
     "bk-residual-cancel": [{"bk_deep_sum_hi": 0.05}, {"bk_deep_ratio_lo": 2.0}],
+    "bk-layernorm-cancel": [
+        {"bk_ln_parked": 0},
+        {"bk_ln_constant": 19},
+        {"bk_ln_ratio_lo": 2.0},
+        {"bk_ln_sum_hi": 0.02},
+        {"bk_ln_sum_hi": float("nan")},
+    ],
     "bk-relu-nothing": [{"bk_relu_nothing": False}],
     "bk-capped": [
         {"bk_cap_harmful_max": 0.97},
@@ -835,3 +855,80 @@ def test_other_rows_recount_the_records_error_with_bos_row():
     m = ch09._other_rows(model, task, 64)
     assert m["other_bos"] == pytest.approx(evaluate(model, task, n=64).errors["rel_err_nontrigger"])
     assert m["other_after"] > m["other_bos"]  # BOS's row is exact, the later default rows are not
+
+
+def test_certified_reads_the_simplex_heads_certificates_as_lower_bounds():
+    import pandas as pd
+
+    runs = pd.DataFrame(
+        {
+            "attention": ["softmax", "sigmoid_norm", "relu"],
+            "certified": [0.9076, 0.9724, float("nan")],  # relu: no certificate
+            "pos1_min": [0.99984, 0.99999, 0.1],
+        }
+    )
+    m = ch09._certified(runs)
+    assert (m["cd_cert_n"], m["cd_cert_lo"], m["cd_cert_hi"]) == (2, 0.9076, 0.9724)
+    assert m["cd_cert_weight_lo"] == 0.99984 and m["cd_cert_below"]
+    claim = {c.id: c for c in ch09.CHAPTER.claims}["cd-certified"]
+    assert claim.run({**GOOD, **m})[0]
+    # a certificate above the weight measured would be a wrong certificate: the claim fails
+    wrong = ch09._certified(runs.assign(pos1_min=[0.9, 0.99999, 0.1]))
+    assert not wrong["cd_cert_below"] and not claim.run({**GOOD, **wrong})[0]
+    # the text states the bounds rounded down: 0.9076 is at least 0.90, 0.9724 at least 0.97
+    from attnsink.claims.bounds import glued_text, stated_bounds
+
+    text = (
+        "a weight on BOS at position 1 of at least {glue:text}`cd_cert_lo`. The best-certified "
+        "head gets at least {glue:text}`cd_cert_hi`."
+    )
+    sides = stated_bounds(text)
+    assert sides == {"cd_cert_lo": "lower", "cd_cert_hi": "lower"}
+    assert (glued_text(0.9076, "lower"), glued_text(0.9724, "lower")) == ("0.90", "0.97")
+
+
+def _ch5_heads(sums, zeroed=(0.02, 0.03), writes=("constant", "constant")):
+    """Made-up heads of Chapter 5's softmax LayerNorm-only model and of its MLP model (two
+    parked heads each, tolerance 1e-3), and each model's heads' writes added up (``sums``, one
+    per seed of the LayerNorm-only model; the MLP model's add up to 2)."""
+    import pandas as pd
+
+    rows = [
+        {
+            "family": "Chapter 5",
+            "model": f"Chapter 5: softmax, {block.replace('_', ' ')}",
+            "key": ("softmax", block),
+            "parked": True,
+            "mass": 0.99,
+            "writes": w,
+            "zeroed": z,
+            "tol": 1e-3,
+        }
+        for block in ("layer_norm", "mlp")
+        for z, w in zip(zeroed, writes)
+    ]
+    heads = pd.DataFrame(rows)
+    joint = pd.DataFrame(
+        {"family": "Chapter 5", "model": ["Chapter 5: softmax, layer norm"] * len(sums) + ["Chapter 5: softmax, mlp"]}
+    ).assign(**{"added up": [*sums, 2.0]})
+    return heads, joint
+
+
+def test_layer_norm_cancel_reads_the_layer_norm_only_models():
+    claim = {c.id: c for c in ch09.CHAPTER.claims}["bk-layernorm-cancel"]
+    m = ch09._layer_norm_cancel(*_ch5_heads([0.001, 0.003]))
+    assert (m["bk_ln_parked"], m["bk_ln_constant"]) == (2, 2)  # the MLP model's heads are not read
+    assert m["bk_ln_ratio_lo"] == pytest.approx(20.0)
+    assert (m["bk_ln_sum_lo"], m["bk_ln_sum_hi"]) == (0.001, 0.003)  # nor is its sum of 2
+    assert claim.run({**GOOD, **m})[0]
+    # the writes do not cancel in one seed: the claim fails
+    assert not claim.run({**GOOD, **ch09._layer_norm_cancel(*_ch5_heads([0.001, 0.05]))})[0]
+    # zeroing a head costs under 3 tolerances: the cancelling is of nothing much, the claim fails
+    cheap = ch09._layer_norm_cancel(*_ch5_heads([0.001], zeroed=(0.002, 0.03)))
+    assert cheap["bk_ln_ratio_lo"] == pytest.approx(2.0) and not claim.run({**GOOD, **cheap})[0]
+    # a parked head that writes nothing: the claim fails
+    other = ch09._layer_norm_cancel(*_ch5_heads([0.001], writes=("constant", "nothing")))
+    assert other["bk_ln_constant"] == 1 and not claim.run({**GOOD, **other})[0]
+    # no sum measured for the LayerNorm-only model: NaN, and the claim fails
+    unmeasured = ch09._layer_norm_cancel(*_ch5_heads([]))
+    assert math.isnan(unmeasured["bk_ln_sum_hi"]) and not claim.run({**GOOD, **unmeasured})[0]
