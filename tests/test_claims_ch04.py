@@ -107,6 +107,10 @@ GOOD = {
     "big_seeds": 5,
     "big_diffuse_seeds": 5,
     "big_diffuse_move": 0.27,
+    "_big_diffuse_move": 0.279,
+    "big_head_move": 0.11,
+    "_big_head_move": 0.118,
+    "_big_head_D": 0.1814,
     "big_least_D": 0.18,
     "big_layer_move_lo": 0.69,
     "big_layer_move_hi": 0.97,
@@ -123,11 +127,13 @@ GOOD = {
     "_least_largest_bos": 0.9945,
     "_sink_every_layer": True,
     "price_soft_nontrigger_row": 0.999,
-    "price_soft_trigger_row": 0.79,
+    "price_soft_trigger_row": 0.7863,
     "price_soft_trigger_seeds": 1,
     "price_soft_seeds": 5,
     "price_soft_trigger_bos": 0.67,
     "_price_soft_trigger_bos": 0.6635,
+    "big_trigger_bos": 0.95,
+    "_big_trigger_bos": 0.9566,
     "cost_half": 1.83e6,
     "cost_34": 3174.0,
     "cost_09": 45.2,
@@ -199,6 +205,8 @@ BREAKS = {  # claim -> a change of the measures that makes it false
     "small-quiet": {"small_max_layer_move": 0.02},
     "small-constants-cancel": {"small_update": 0.01},
     "big-diffuse": {"big_diffuse_seeds": 4},
+    "diffuse-moves": {"_big_head_move": 0.105},  # a diffuse head below the text's 0.11
+    "trigger-mean-4x4": {"_big_trigger_bos": 0.94, "big_trigger_bos": 0.94},  # not the text's 0.95
     "big-layers-cancel": {"big_update": 0.1},
     "every-model-sinks": {"_least_largest_bos": 0.8},
     "sink-every-layer": {"_sink_every_layer": False},
@@ -256,6 +264,15 @@ def test_claims_catch_more_than_one_way_to_fail():
     assert not by_id["trigger-mean-under-cap"].run({**GOOD, "price_soft_trigger_row": 0.74})[0]
     assert not by_id["relu-cheap"].run({**GOOD, "price_relu_path_least": math.nan})[0]
     assert not by_id["relu-cheap"].run({**GOOD, "price_relu_err": 3e-5})[0]
+    assert not by_id["relu-cheap"].run({**GOOD, "price_relu_lo": 2.49})[0]  # the text's 2.5 rounds it outward to 2.4
+    assert not by_id["relu-cheap"].run({**GOOD, "price_relu_hi": 8.31})[0]  # outward to 8.4, not the text's 8.3
+    assert not by_id["floor-close-at-half"].run({**GOOD, "floor_found_hi": 3.91})[0]  # outward to 4.0
+    assert not by_id["floor-close-at-half"].run({**GOOD, "floor_found_lo": 1.21})[0]  # outward to 1.2
+    assert not by_id["diffuse-moves"].run({**GOOD, "_big_diffuse_move": 0.265})[0]  # the mean below 0.27
+    assert not by_id["diffuse-moves"].run({**GOOD, "_big_head_D": 0.1912})[0]  # not the summary's least D
+    assert not by_id["diffuse-moves"].run({**GOOD, "big_head_move": 0.12})[0]  # above what was measured
+    assert not by_id["trigger-mean-4x4"].run({**GOOD, "_big_trigger_bos": 0.95})[0]  # not more than 0.95
+    assert not by_id["trigger-mean-under-cap"].run({**GOOD, "price_soft_trigger_row": 0.8})[0]  # not the text's 0.79
     assert not by_id["relu-off"].run({**GOOD, "price_relu_off": 3.8e-4})[0]  # rounded the wrong way
     assert not by_id["random-slack"].run({**GOOD, "_random_slack": 2e-5, "random_slack": 2e-5})[0]
     assert not by_id["soft-weight"].run({**GOOD, "price_soft_weight_lo": 1.9})[0]
@@ -321,7 +338,8 @@ def test_weight_for_interpolates_on_log_axes():
 
 
 def fake_heads():
-    """A made-up deep.heads(): two 2 x 2 softmax seeds (one layer per seed with a sink) and one ReLU seed."""
+    """A made-up deep.heads(): two 2 x 2 softmax seeds (one layer per seed with a sink), one 4 x 4 softmax
+    head (diffuse, 0.957 on BOS at the trigger row) and one ReLU seed."""
     rows = []
     for seed in (0, 1):
         for layer in (0, 1):
@@ -340,19 +358,35 @@ def fake_heads():
                         "kind": "sink" if head == 0 else "diffuse",
                     }
                 )
+    rows.append(
+        {
+            "attention": "softmax",
+            "n_layers": 4,
+            "seed": 0,
+            "layer": 0,
+            "head": 0,
+            "bos_mass_nontrigger": 0.1,
+            "trigger_bos_weight": 0.957,
+            "trigger_bos_share": 0.957,
+            "attn_mass_nontrigger": 1.0,
+            "kind": "diffuse",
+        }
+    )
     rows.append({"attention": "relu", "n_layers": 2, "seed": 0, "layer": 0, "head": 0, "attn_mass_nontrigger": 0.002})
     return pd.DataFrame(rows)
 
 
 def test_the_head_measures_read_made_up_tables():
+    # four 2 x 2 heads; three 4 x 4 heads, two of them diffuse (each head's moves averaged over its rows)
     per_head = pd.DataFrame(
         {
-            "model": ["2 x 2"] * 4,
-            "seed": [0, 0, 1, 1],
-            "kind": ["sink", "sink", "dormant", "sink"],
-            "move": [0.001, 0.002, 0.003, 0.004],
-            "layer_move": [0.001, 0.001, 0.002, 0.002],
-            "output": [0.2, 0.3, 0.1, 0.25],
+            "model": ["2 x 2"] * 4 + ["4 x 4"] * 3,
+            "seed": [0, 0, 1, 1, 0, 0, 1],
+            "kind": ["sink", "sink", "dormant", "sink", "diffuse", "sink", "diffuse"],
+            "move": [0.001, 0.002, 0.003, 0.004, 0.118, 0.002, 0.5],
+            "D": [math.nan] * 4 + [0.19, 0.05, 0.187],
+            "layer_move": [0.001, 0.001, 0.002, 0.002, 0.6, 0.6, 0.8],
+            "output": [0.2, 0.3, 0.1, 0.25, 0.4, 0.3, 0.5],
         }
     )
     summary = pd.DataFrame(
@@ -391,6 +425,9 @@ def test_the_head_measures_read_made_up_tables():
     assert (m["small_heads"], m["n_seeds"], m["small_sinks"], m["small_dormant"], m["_small_other"]) == (4, 2, 3, 1, 0)
     assert m["small_max_move"] == 0.004 and m["_small_min_out"] == 0.1 and m["small_update"] == 3e-4
     assert (m["big_seeds"], m["big_diffuse_seeds"], m["big_least_D"], m["big_diffuse_move"]) == (2, 1, 0.18, 0.31)
+    # per head, not per model: the least diffuse head moves 0.118 (a sink's 0.002 and its D 0.05 do not count)
+    assert (m["big_head_move"], m["_big_head_move"], m["_big_head_D"]) == (0.11, 0.118, 0.187)
+    assert m["_big_diffuse_move"] == 0.31
     assert (m["big_layer_move_lo"], m["big_layer_move_hi"], m["big_update"]) == (0.7, 0.8, 2e-3)
     assert m["big_within"] == pytest.approx(2.0) and m["_big_layers"] == 1  # (0.5 + 0.2) / 2 over (0.25 + 0.1) / 2
     assert m["_big_within"] == pytest.approx(2.0)
@@ -429,6 +466,7 @@ def test_the_budget_measures_read_made_up_tables():
     assert m["price_soft_nontrigger_row"] == 0.999 and m["price_soft_trigger_row"] == 0.8
     assert (m["price_soft_trigger_seeds"], m["price_soft_seeds"]) == (1, 2)
     assert m["price_soft_trigger_bos"] == pytest.approx(0.3) and m["price_relu_off"] == 0.002
+    assert (m["big_trigger_bos"], m["_big_trigger_bos"]) == (0.95, 0.957)  # the 4 x 4 head, not the 2 x 2 ones
     assert (m["price_two_err"], m["_two_weight"], m["price_relu_err"]) == (1e-9, 2.0, 3e-5)
     # the cheapest path at the ReLU error 3e-5 is the cap 0.9: 10 x 10^(log10(1e-3 / 3e-5) / 4)
     assert m["price_relu_path_least"] == pytest.approx(10 * 10 ** (math.log10(1e-3 / 3e-5) / 4))
