@@ -183,12 +183,20 @@ GOOD = {
     "ln_loss_fall_lo": 1.348,
     "ln_loss_fall_hi": 3.207,
     "_ln_loss_n": 20,
+    "_ln_loss_late_lo": 1.00525,
+    "ln_loss_late_lo": "1.005",
+    "ln_loss_late_hi": 1.1986,
     "_ex2_parked_n": 57,
     "_ex2_parked_reached": 57,
     "ex2_diffuse_n": 43,
     "ex2_diffuse_reached": 25,
     "ex2_diffuse_untouched": 18,
     "ex2_diffuse_fixed": 13,
+    "ex2_capped_reached": 0,
+    "_ex2_capped_closest": 0.499616,
+    "ex2_capped_closest": "0.4997",
+    "_ex2_closest_head": "4 layers, seed 0, L3H0",
+    "_ex2_first_moved": 1.19e-7,
     "blocks_relu_top_ratio": 7e-4,
     "_blocks_relu_top_ratio": 6.93e-4,
     "_blocks_relu_top_trig_bos": 0.0,
@@ -217,7 +225,7 @@ BREAKS = {
     "blocks-softmax-sinks": {"blocks_soft_min": 0.9998},
     "blocks-recipe": {"blocks_steps": 20_000},
     "relu-all-but-one": {"blocks_relu_next": 0.002},
-    "sweep-stopped": {"sweep_linf": 0.036},
+    "sweep-stopped": {"sweep_linf": 0.0361},
     "timing-order-exact": {"timing_every_step": 20},
     "capped-needs-sink": {"ex2_rest_lo": 1e-4},
     "blocks-relu-off": {"blocks_relu_next": 0.002},
@@ -244,6 +252,7 @@ BREAKS = {
     "met-runs-test-error": {"met_linf_over": 50},
     "relu-top-adds-little": {"_blocks_relu_top_ratio": 2e-3, "blocks_relu_top_ratio": 2e-3},
     "cap-reaches-diffuse": {"ex2_diffuse_reached": 43, "ex2_diffuse_untouched": 0},
+    "cap-misses-diffuse-capped": {"ex2_capped_reached": 1},
     "ln-errors-larger": {"_ln_rest_x": 0.9, "ln_err_x": 0.9},
     "ln-loss-still-falling": {"ln_loss_fall_lo": 0.98},
 }
@@ -306,6 +315,7 @@ def test_every_further_branch_of_a_claim_breaks_when_its_number_moves():
             {"met_linf_over": 53},
             {"met_linf_max": 0.02},  # below a missed run's at the top rate
             {"_met_linf_max_len": 64},
+            {"met_linf_max": 0.036},  # above the wide ReLU runs' largest: the largest of all
         ],
         "ln-errors-larger": [
             {"_ln_trig_x": 0.5, "ln_err_x": 0.5},  # a LayerNorm model below a plain one at the trigger
@@ -317,6 +327,25 @@ def test_every_further_branch_of_a_claim_breaks_when_its_number_moves():
             {"ln_loss_fall_lo": 1.04},  # printed as 1.0: no fall to state
             {"_ln_loss_n": 19},  # a model without its history
             {"ln_loss_fall_hi": 1.2},
+            {"_ln_loss_late_lo": 0.999, "ln_loss_late_lo": "0.999"},  # the loss rose in the last fifth
+            {"_ln_loss_late_lo": 1.0004, "ln_loss_late_lo": "1.000"},  # printed as 1.000: no fall to state
+            {"ln_loss_late_lo": "1.006"},  # the printed least above the measured one
+            {"_ln_loss_late_lo": 1.02, "ln_loss_late_lo": "1.02"},  # not barely a fall
+            {"ln_loss_late_hi": 1.004},  # the stated range misses the measured least
+        ],
+        "sweep-stopped": [
+            {"sweep_linf": 0.034, "wide_relu_linf_hi": 0.034},  # printed at most 0.034, not 0.036
+            {"wide_relu_linf_hi": 0.03},  # the largest not a wide ReLU run's
+            {"wide_relu_stopped": 1},
+            {"sweep_stopped": 105},
+        ],
+        "cap-misses-diffuse-capped": [
+            {"ex2_capped_closest": "0.4996"},  # the stated weight below the measured one
+            {"_ex2_capped_closest": 0.5, "ex2_capped_closest": "0.5000"},  # at the cap
+            {"_ex2_capped_closest": 0.45, "ex2_capped_closest": "0.4500"},  # not a thin margin
+            {"_ex2_first_moved": 1e-3},  # a first-layer head moved
+            {"ex2_diffuse_untouched": 0},
+            {"ex2_diffuse_fixed": 0},
         ],
         "relu-top-adds-little": [{"blocks_relu_top_ratio": 6.9e-4}, {"_blocks_relu_top_trig_bos": 0.01}],
         "cap-reaches-diffuse": [
@@ -340,7 +369,7 @@ def test_every_further_branch_of_a_claim_breaks_when_its_number_moves():
             {"deep_stride_hi": 12},
             {"deep_lead_min": 40},
             {"deep_lead_min": 55, "deep_lead_true": 49},  # under 50 true steps
-            {"deep_lead_true": 60},  # the lead read, not less k - 1
+            {"deep_lead_true": 60},  # the lead read, not less r - 1
             {"deep_lead_true": 40},  # more than the largest stride below the lead read
         ],
         "lr-too-large": [{"_lr_top": 3e-3}],
@@ -564,6 +593,7 @@ def test_chapter_5_measures_read_made_up_runs():
     # the ReLU head near the threshold: its BOS value and its trigger row; no models to cap, so no head reached
     assert m["_blocks_relu_top_ratio"] == 5e-4 and m["_blocks_relu_top_trig_bos"] == 0.0
     assert (m["ex2_diffuse_n"], m["ex2_diffuse_reached"], m["_ex2_parked_n"]) == (0, 0, 0)
+    assert m["ex2_capped_reached"] == 0 and m["ex2_capped_closest"] == "–" and m["ln_loss_late_lo"] == "–"
     report = claims.run_claims("ch5", "quick", _deep(), _extra(), _sweep())
     held = {r["id"] for r in report.rows if r["holds"]}
     assert {"deep-softmax-sinks", "relu-heads-off", "ln-does-not-stop", "sweep-sinks", "sink-before-loss"} <= held
@@ -608,6 +638,22 @@ def test_bos_over_half_marks_the_heads_whose_rows_the_cap_changes():
     assert over.tolist() == [[True, False, False], [False, False, True]]
 
 
+def test_head_reach_reads_the_trained_and_the_capped_weights_of_each_head():
+    """Reached: by the trained weights (over one half); under the cap: the largest BOS weight of a
+    row from 1 on (BOS's own row left out), and how far the head's weights move."""
+    trained = np.zeros((2, 2, 3, 3))
+    trained[:, :, 0, 0] = 1.0
+    trained[:, 0, 1:, 0] = 0.6  # head 0 reached
+    trained[:, 1, 1:, 0] = 0.4
+    capped = trained.copy()
+    capped[:, 0, 1:, 0] = 0.5  # clipped
+    capped[1, 1, 2, 0] = 0.45  # new inputs: head 1 closer, not clipped
+    rows = ch05.head_reach([trained], [capped], 4, 3)
+    assert [(r["layer"], r["head"], r["reached"]) for r in rows] == [(0, 0, True), (0, 1, False)]
+    assert rows[1]["capped_bos"] == pytest.approx(0.45) and rows[1]["moved"] == pytest.approx(0.05)
+    assert rows[0]["capped_bos"] == 0.5 and (rows[0]["n_layers"], rows[0]["seed"]) == (4, 3)
+
+
 def test_cap_reach_counts_the_parking_and_diffuse_heads_reached():
     heads = pd.DataFrame(
         {
@@ -619,13 +665,24 @@ def test_cap_reach_counts_the_parking_and_diffuse_heads_reached():
             "kind": ["diffuse", "sink", "diffuse", "dormant", "diffuse", "off"],
         }
     )
-    reach = heads[["n_layers", "seed", "layer", "head"]].assign(reached=[False, True, False, True, True, True])
+    reach = heads[["n_layers", "seed", "layer", "head"]].assign(
+        reached=[False, True, False, True, True, True],
+        capped_bos=[0.45, 0.5, 0.4997, 0.5, 0.5, 0.0],
+        moved=[1e-7, 0.3, 0.05, 0.2, 0.1, 0.0],
+    )
     got = ch05.cap_reach(heads, reach)
     assert (got["_ex2_parked_n"], got["_ex2_parked_reached"]) == (2, 2)  # the ReLU head is not counted
     assert (got["ex2_diffuse_n"], got["ex2_diffuse_reached"], got["ex2_diffuse_untouched"]) == (3, 1, 2)
     assert got["ex2_diffuse_fixed"] == 1  # of the two unreached, one in the first layer
+    # under the cap: neither unreached head reaches it; the closest is the second-layer one
+    assert got["ex2_capped_reached"] == 0 and got["_ex2_capped_closest"] == 0.4997
+    assert got["ex2_capped_closest"] == "0.4997" and got["_ex2_closest_head"] == "4 layers, seed 0, L1H0"
+    assert got["_ex2_first_moved"] == 1e-7
+    clipped = ch05.cap_reach(heads, reach.assign(capped_bos=[0.45, 0.5, 0.5, 0.5, 0.5, 0.0]))
+    assert clipped["ex2_capped_reached"] == 1  # its new inputs take it to the cap
     empty = ch05.cap_reach(heads, pd.DataFrame(columns=["n_layers", "seed", "layer", "head", "reached"]))
     assert (empty["ex2_diffuse_n"], empty["ex2_diffuse_reached"], empty["_ex2_parked_n"]) == (0, 0, 0)
+    assert empty["ex2_capped_reached"] == 0 and empty["ex2_capped_closest"] == "–"
     # the claim on them: it holds when some but not all diffuse heads are reached, every parking head is
     m = {**GOOD, **got, "soft_heads": 5, "big_diffuse": 3}
     by_id = {c.id: c for c in ch05.CHAPTER.claims}
@@ -694,5 +751,7 @@ def test_ln_loss_trend_reads_the_layer_norm_histories_only():
     )
     got = ch05.ln_loss_trend(extra)
     assert (got["ln_loss_fall_lo"], got["ln_loss_fall_hi"], got["_ln_loss_n"]) == (1.25, 4.0, 3)
+    # from 80-90% to the last tenth: 1.0 over each run's last loss
+    assert (got["_ln_loss_late_lo"], got["ln_loss_late_hi"]) == (1.25, 4.0) and got["ln_loss_late_lo"] == "1.250"
     extra.results[("softmax", "layer_norm")].append(run(1.5))  # a loss that rose
     assert ch05.ln_loss_trend(extra)["ln_loss_fall_lo"] < 1
