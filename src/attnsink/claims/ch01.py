@@ -124,17 +124,20 @@ def _start(soft: list, soft_init: list, relu_init: list) -> dict:
 
 def _first_steps(result) -> dict:
     """What the training histories say of the first step: the softmax seeds' mean first batch
-    loss; how far each softmax seed's BOS mass is from what uniform weights give (row i weighs
-    BOS 1/(i+1), averaged over the non-trigger rows and the trigger's position); and the ReLU
-    heads' largest BOS mass, at the first step and at any step."""
+    loss; what uniform weights give on BOS (row i weighs BOS 1/(i+1), averaged over the
+    non-trigger rows and the trigger's position), as measured and as the text prints it, to
+    four figures ('0.1605'), and how far each softmax seed's BOS mass is from that printed
+    centre; and the ReLU heads' largest BOS mass, at the first step and at any step."""
     soft, relu = result.results["softmax"], result.results["relu"]
     first = lambda r, key: float(np.asarray(r.history[key]).ravel()[0])  # noqa: E731
     L = TriggerTask().seq_len
     uniform = np.mean([np.mean([1 / (i + 1) for i in range(1, L) if i != j]) for j in range(2, L)])
+    centre = readable(float(uniform), 4)  # the centre as printed: the gap is measured from it
     return {
         "first_loss_mean": float(np.mean([first(r, "loss") for r in soft])),
-        "soft_first_bos_gap": max(abs(first(r, "bos_mass") - uniform) for r in soft),
-        "uniform_bos": float(uniform),
+        "soft_first_bos_gap": max(abs(first(r, "bos_mass") - float(centre)) for r in soft),
+        "uniform_bos": centre,
+        "_uniform_bos": float(uniform),
         "relu_history_max_bos": float(max(np.max(r.history["bos_mass"]) for r in relu)),
         "relu_first_bos": max(first(r, "bos_mass") for r in relu),
     }
@@ -492,9 +495,11 @@ def _(m):
     ok = m["_relu_bos_exact"] < 1e-5 and 1 <= low and high <= 2
     ok = ok and m["_relu_bos_c_noise"] < 0.1 and m["_relu_bos_gap_2"] <= 0.005
     return ok, (
-        f"j w - max(s_j0, 0) at most {m['_relu_bos_exact']:.1e}; mean κ from {low:.3f} to {high:.3f}; "
-        f"κ within {m['_relu_bos_c_noise']:.1%} of its mean; at j = 2, w - κ/2 at most {m['_relu_bos_gap_2']:.4f} "
-        f"(w from {m['relu_bos_at_2_min']:.3f} to {m['relu_bos_at_2_max']:.3f})"
+        f"j w - max(s_j0, 0) at most {readable(m['_relu_bos_exact'], toward='up')}; "
+        f"mean κ from {readable(low, 4, 'down')} to {readable(high, 4, 'up')}; "
+        f"κ within {m['relu_bos_c_noise']} of its mean; "
+        f"at j = 2, w - κ/2 at most {readable(m['_relu_bos_gap_2'], toward='up')} "
+        f"(w from {readable(m['relu_bos_at_2_min'], 3, 'down')} to {readable(m['relu_bos_at_2_max'], 3, 'up')})"
     )
 
 
@@ -549,17 +554,21 @@ def _(m):
     ok = m["init_trigger_gap"] <= 0.05 and m["init_rel_err_rest"] <= 1e-4
     ok = ok and abs(m["first_loss_mean"] / m["zero_loss"] - 1) <= 0.05
     return ok, (
-        f"trigger within {m['init_trigger_gap']:.4f} of 1, elsewhere at most "
-        f"{m['init_rel_err_rest']:.1e}; first loss {m['first_loss_mean']:.5f}, outputting zero {m['zero_loss']:.5f}"
+        f"trigger within {readable(m['init_trigger_gap'], toward='up')} of 1, elsewhere at most "
+        f"{readable(m['init_rel_err_rest'], toward='up')}; "
+        f"first loss {m['first_loss_mean']:.5f}, outputting zero {m['zero_loss']:.5f}"
     )
 
 
 @CHAPTER.claim(
     "starts-uniform",
-    "At the first step every softmax head puts about what uniform weights give on BOS (within 0.005 of it).",
+    "At the first step every softmax head puts about what uniform weights give on BOS (within 0.005 of it, "
+    "as printed to four figures).",
 )
 def _(m):
-    return m["soft_first_bos_gap"] <= 0.005, f"within {m['soft_first_bos_gap']:.1e} of {m['uniform_bos']:.4f}"
+    centre = m["uniform_bos"]  # as printed; the gap is measured from it
+    ok = centre == readable(m["_uniform_bos"], 4) and m["soft_first_bos_gap"] <= 0.005
+    return ok, f"within {readable(m['soft_first_bos_gap'], toward='up')} of {centre}"
 
 
 @CHAPTER.claim(
@@ -571,9 +580,11 @@ def _(m):
     ok = m["trained_value_min"] >= 100 * m["init_value_max"] and m["bos_shrink_max"] < 1
     ok = ok and m["init_value_ratio_min"] >= 0.2 and m["soft_max_value_ratio"] < 0.05
     return ok, (
-        f"ordinary value at most {m['init_value_max']:.3f}, then at least {m['trained_value_min']:.2f}; "
-        f"BOS's length times at most {m['bos_shrink_max']:.2f}; ratio at least {m['init_value_ratio_min']:.2f}, "
-        f"then at most {m['soft_max_value_ratio']:.2g}"
+        f"ordinary value at most {readable(m['init_value_max'], toward='up')}, "
+        f"then at least {readable(m['trained_value_min'], toward='down')}; "
+        f"BOS's length times at most {readable(m['bos_shrink_max'], toward='up')}; "
+        f"ratio at least {readable(m['init_value_ratio_min'], toward='down')}, "
+        f"then at most {readable(m['soft_max_value_ratio'], toward='up')}"
     )
 
 
@@ -583,7 +594,8 @@ def _(m):
 )
 def _(m):
     ok = 0.25 <= m["sink_share_min"] and m["sink_share_max"] <= 0.75
-    return ok, f"{m['sink_share_min']:.2f} to {m['sink_share_max']:.2f} of its steps"
+    low, high = m["sink_share_min"], m["sink_share_max"]
+    return ok, f"{readable(low, toward='down')} to {readable(high, toward='up')} of its steps"
 
 
 @CHAPTER.claim(
@@ -674,8 +686,9 @@ def _(m):
     ok = ok and 0.98 * scale <= low and high <= 1.02 * scale
     ok = ok and m["ex3_relu_trigger_max"] < low  # the lost term had offset some of the scale's error
     return ok, (
-        f"rescaled at most {m['ex3_rescaled']:.2g}; both at most {m['ex3_both_fixed']:.2g}; "
-        f"BOS's term back {low:.4f} to {high:.4f}, the scale alone {scale:.4f}"
+        f"rescaled at most {readable(m['ex3_rescaled'], toward='up')}; "
+        f"both at most {readable(m['ex3_both_fixed'], toward='up')}; "
+        f"BOS's term back {readable(low, 3, 'down')} to {readable(high, 3, 'up')}, the scale alone {scale:.4f}"
     )
 
 
@@ -689,7 +702,7 @@ def _(m):
     ok = m["ex3_soft_avg_norm"] > m["ex3_target_norm"] and m["ex3_soft_avg_share"] > 0.5
     ok = ok and m["ex3_bias_value_gap"] <= 0.1
     return ok, (
-        f"mean length at least {m['ex3_soft_avg_norm']:.3f} (target {m['ex3_target_norm']:.3f}), "
-        f"{m['ex3_soft_avg_share']:.3f} of an ordinary value; bias channel's value within "
-        f"{m['ex3_bias_value_gap']:.4f} of length 1"
+        f"mean length at least {readable(m['ex3_soft_avg_norm'], 4, 'down')} (target {m['ex3_target_norm']:.3f}), "
+        f"at least {readable(m['ex3_soft_avg_share'], 3, 'down')} of an ordinary value; bias channel's value "
+        f"within {readable(m['ex3_bias_value_gap'], toward='up')} of length 1"
     )
