@@ -181,6 +181,17 @@ def _span(values, digits: int = 2) -> str:
     return lo if lo == hi else f"{lo}–{hi}"
 
 
+def _up(x: float, digits: int = 3) -> str:
+    """``x`` as a measured string states it after "≤" or "at most": rounded up to ``digits``
+    significant figures (:func:`attnsink.prose.readable`), never below what was measured."""
+    return readable(float(x), digits, toward="up")
+
+
+def _down(x: float, digits: int = 3) -> str:
+    """``x`` as a measured string states it after "≥" or "at least": rounded down."""
+    return readable(float(x), digits, toward="down")
+
+
 def _fraction(p: Fraction) -> str:
     """A p-value as the text prints it: '1/32', or '1'."""
     return f"{p.numerator}/{p.denominator}" if p < 1 else "1"
@@ -326,6 +337,8 @@ def measures(tx, sc, dc, ct, cx) -> dict:
         **_context_near(cx),
         **_rule_measures(loss),
         **_seed_pairing(tx, dc, ct),
+        **_python_pairing(sc, ct),
+        **_context_steps(cx),
         **_collapse_late(loss),
         **_conditional_measures(runs),
         **_rise_measures(dc),
@@ -889,7 +902,8 @@ def _plain_course(runs: list[tuple[str, dict]]) -> dict:
             rows.append({"setting": _setting(e, r), "peak": float(first[i]), "step": step, "end": end})
     course = pd.DataFrame(rows, columns=["setting", "peak", "step", "end"])
     if course.empty:
-        return {"plain_crossed_runs": 0, "_plain_near_crossed": 0, "plain_peak": np.nan, "plain_peak_step": 0}
+        none = {"plain_crossed_runs": 0, "_plain_near_crossed": 0, "plain_peak": np.nan, "plain_peak_step": 0}
+        return none | {"plain_peak_3": "–"}
     top = course.loc[course.peak.idxmax()]
     by = course.groupby("setting").agg(peak=("peak", "max"), end=("end", "max"))
     lr003 = by.peak.get("English, lr 0.003, weight decay 0.1", np.nan)
@@ -897,6 +911,8 @@ def _plain_course(runs: list[tuple[str, dict]]) -> dict:
         "plain_crossed_runs": int((course.peak > SINK_EPS).sum()),
         "_plain_near_crossed": int(((by.end >= NEAR) & (by.peak > SINK_EPS)).sum()),
         "plain_peak": float(top.peak),
+        # three figures, rounded down: the text says the highest "reaches" it
+        "plain_peak_3": _down(top.peak, 3),
         "plain_peak_step": f"{int(top.step):,}",
         "_plain_peak_setting": str(top.setting),
         "lr003_peak": float(lr003),
@@ -1090,7 +1106,7 @@ def _settings_compared(loss: pd.DataFrame, compared: pd.Index) -> dict:
 def _best_pairs(english: pd.DataFrame) -> dict:
     """Each rule's best English setting (lowest mean late loss; ``english``: the late losses
     of the runs that did not collapse) against the other's, paired by seed, as a seed draws
-    the same batches and initial weights in every setting of a text: the pairs, those where
+    the same batches and initial weights in every setting of English: the pairs, those where
     softmax is lower, the two-sided sign test's p, and the least p so many pairs could give."""
     means = english.groupby(["attention", "setting"]).late_loss.mean()
     if not {"softmax", "relu"} <= set(means.index.get_level_values(0)):
@@ -1157,6 +1173,49 @@ def _seed_pairing(tx, dc, ct) -> dict:
     }
 
 
+def _python_pairing(sc, ct) -> dict:
+    """How seeds pair across the Python runs on all its text at the usual windows: text_scale's
+    on all of it (``sc``, weight decay 0.1, softmax) and text_control's (``ct``, weight decay
+    0.5, both rules). Whether each starts from the same weights as the others of its seed,
+    every parameter compared (``_py_start_shared``), and whether both experiments read the
+    same task in batches of the same size (``_py_batches_shared``: a run's batches come from
+    its seed and the step). False when there are no models. The 0.42M sample reads other
+    stretches of the text, and windows of 256 another task and batch; neither is claimed."""
+    from ..lm import GPT
+
+    models = list((getattr(sc, "results", None) or {}).get(None, []))
+    models += [m for ms in (getattr(ct, "results", None) or {}).values() for m in ms]
+    rules = {m.config["attention"] for m in models}
+    if not getattr(sc, "results", None) or rules != {"softmax", "relu"}:
+        return {"_py_start_shared": False, "_py_batches_shared": False}
+
+    def same(a, b) -> bool:  # every parameter of the two fresh models, embeddings included
+        xs, ys = (list(GPT(**m.config).parameters()) for m in (a, b))
+        return len(xs) == len(ys) and all(x.shape == y.shape and torch.equal(x, y) for x, y in zip(xs, ys))
+
+    first = {}
+    for m in models:
+        first.setdefault(m.config["seed"], m)
+    shared = all(same(m, first[m.config["seed"]]) for m in models)
+    reads = [(e.meta.get("task"), e.meta.get("recipe", {}).get("batch_size")) for e in (sc, ct)]
+    return {"_py_start_shared": shared, "_py_batches_shared": reads[0] == reads[1] and None not in reads[0]}
+
+
+def _context_steps(cx) -> dict:
+    """The characters a step reads at each window length of ``cx`` (text_context): its batch
+    of windows times the characters a window predicts (BOS is never a target), from the
+    runs' records; -1 where a length's runs disagree or do not record their batch."""
+
+    def per_step(n: int) -> tuple[int, int]:
+        batches = {r.get("batch_size") for r in cx.runs if r["seq_len"] == n}
+        b = batches.pop() if len(batches) == 1 else None
+        return (b, b * (n - 1)) if isinstance(b, int) else (-1, -1)
+
+    lengths = [r["seq_len"] for r in cx.runs]
+    (long_b, long_c), (short_b, short_c) = per_step(max(lengths)), per_step(min(lengths))
+    return {"ctx_batch_long": long_b, "ctx_batch_short": short_b, "ctx_step_long": long_c, "ctx_step_short": short_c}
+
+
 def _overview_measures(table: pd.DataFrame) -> dict:
     """Table 8.1 (:func:`overview`): the settings whose highest head ends above
     :data:`STRONG`, and the highest head of the settings where every softmax run collapsed."""
@@ -1214,8 +1273,9 @@ def compared_table(paired: pd.DataFrame) -> pd.DataFrame:
 
 def by_seed(d: pd.Series) -> pd.Series:
     """Per independent seed, the mean of its pairs' differences ``d`` (index setting and seed).
-    A seed draws the same batches and initial weights in every setting of a text, so its pairs
-    there are not independent; the text is a setting's first word. Index (text, seed)."""
+    A seed draws the same batches and initial weights in every setting of English
+    (:func:`_seed_pairing`), so its pairs there are not independent; the text is a setting's
+    first word. Index (text, seed)."""
     if d.empty:
         return d
     text = [str(st).split(",")[0] for st in d.index.get_level_values(0)]
@@ -1259,8 +1319,8 @@ def decay_of(setting: str) -> float:
 
 
 def _sign_tests(diffs: pd.Series) -> dict:
-    """The paired comparison of the rules: per pair of seeds (``diffs``, ReLU's late loss less
-    softmax's, index setting and seed) the sign, and the two-sided sign test (:func:`sign_test`;
+    """The paired comparison of the rules: per seed's pair of runs, one per rule (``diffs``, ReLU's
+    late loss less softmax's, index setting and seed) the sign, and the two-sided sign test (:func:`sign_test`;
     a tie counts for neither side) per setting, and at each weight decay of :data:`DECAYS` on
     its own (the settings whose name states it, :func:`decay_of`): the pairs, those where
     softmax is lower and p, and the test counting each seed of a text once
@@ -1570,7 +1630,7 @@ def _(m):
         and m["strong_zero_max"] <= 6.9e-4
         and m["strong_all_nothing"]
     )
-    return holds, f"value ratio ≤ {m['strong_value_max']:.4f}; |Δloss| zeroed ≤ {m['strong_zero_max']:.3g} nats"
+    return holds, f"value ratio ≤ {_up(m['strong_value_max'])}; |Δloss| zeroed ≤ {_up(m['strong_zero_max'])} nats"
 
 
 @CHAPTER.claim(
@@ -1579,7 +1639,7 @@ def _(m):
 )
 def _(m):
     return 0.94 <= m["strong_rows_min"] <= m["strong_rows_max"] <= 61 / 63 + 1e-6, (
-        f"share of sink rows {m['strong_rows_min']:.4f}–{m['strong_rows_max']:.4f}"
+        f"share of sink rows {_span([m['strong_rows_min'], m['strong_rows_max']], 4)}"
     )
 
 
@@ -1648,8 +1708,8 @@ def _(m):
     "sinks-form-in-last-third",
     "At weight decay 0.5 they became strong (first passed 0.9) only in the last third of training, at steps "
     "13,900 to 15,300 of 20,000: after more steps than the Python runs at 0.5 took, but after under half the "
-    "characters those saw. At 1 they passed 0.9 by step 4,400; from then on each was above 0.9 in at least 0.88 "
-    "of its measurements (the least share, floored to two places).",
+    "characters those saw. At 1 they passed 0.9 by step 4,400; from then on each of these two was above 0.9 in at "
+    "least 0.88 of its measurements (the least share, floored to two places).",
 )
 def _(m):
     holds = (
@@ -1660,13 +1720,14 @@ def _(m):
         and m["_late_first_min"] > m["ct_steps"]
         and m["_late_first_chars_max"] < m["ct_seen"] / 2
         and m["early_first"] <= 4400
+        and m["_ex2_n1"] == 2
         and glued_text(m["early_after"], "lower") == "0.88"
         and m["early_after"] >= 0.88
     )
     return holds, (
         f"0.5: first above 0.9 at steps {m['late_first']}, after {m['late_first_chars']} M characters; Python at "
         f"0.5: {m['ct_steps']} steps, {m['ct_seen']:.1f} M characters; 1: by step {m['early_first']}, "
-        f"then above at ≥ {m['early_after']:.0%}"
+        f"then above 0.9 in ≥ {_down(m['early_after'])} of measurements"
     )
 
 
@@ -1715,7 +1776,9 @@ def _(m):
         and safe(m, "collapsed_entropy_max")
         and 1 < quoted <= least < quoted + 0.01
     )
-    return holds, f"entropy ≤ {m['collapsed_entropy_max']:.2f} against ≥ {least:.4f} nats (quoted {quoted:.2f})"
+    return holds, (
+        f"entropy ≤ {_up(m['_collapsed_entropy_max'])} against ≥ {_down(least, 4)} nats (quoted {quoted:.2f})"
+    )
 
 
 @CHAPTER.claim(
@@ -1732,8 +1795,8 @@ def _(m):
     )
     return holds, (
         f"{m['n_transient_runs']} runs; above 0.9 within steps {m['transient_steps']}, peaks "
-        f"≥ {m['transient_peak_min']:.4f} (layers "
-        f"{m['transient_layers']}); at the end ≤ {m['transient_end']:.2f}"
+        f"≥ {_down(m['transient_peak_min'], 4)} (layers "
+        f"{m['transient_layers']}); at the end ≤ {_up(m['_transient_end'])}"
     )
 
 
@@ -1751,7 +1814,7 @@ def _(m):
     )
     return holds, (
         f"{m['n_joint_runs']} runs, up to {m['joint_n_max']} heads together, up to {m['strong_same_layer_max']} "
-        f"in one layer of one run; |Δloss| ≤ {m['joint_max']:.1g} nats"
+        f"in one layer of one run; |Δloss| ≤ {_up(m['_joint_max'])} nats"
     )
 
 
@@ -1807,7 +1870,7 @@ def _(m):
     )
     return (
         holds,
-        f"collapsed {m['collapsed_norm']}; {m['_n_trained_norm_runs']} trained ≤ {m['_trained_norm_max']:.2f} "
+        f"collapsed {m['collapsed_norm']}; {m['_n_trained_norm_runs']} trained ≤ {_up(m['_trained_norm_max'], 4)} "
         f"(quoted {m['trained_norm_max']:g})",
     )
 
@@ -1835,7 +1898,7 @@ def _(m):
     return (
         holds,
         f"{m['collapsed_constant']} of {m['n_collapsed_sinks']} constant; "
-        f"zeroing costs up to {m['collapsed_zero_max']:.2f}",
+        f"zeroing costs up to {_up(m['_collapsed_zero_max'])}",
     )
 
 
@@ -1878,14 +1941,14 @@ def _(m):
         and m["plain_near_tops"] == "0.29–0.30"
         and m["_plain_far_max"] <= 0.23
     )
-    return holds, f"{m['n_plain_near']} settings at {m['plain_near_tops']}; the others ≤ {m['_plain_far_max']:.2f}"
+    return holds, f"{m['n_plain_near']} settings at {m['plain_near_tops']}; the others ≤ {_up(m['_plain_far_max'])}"
 
 
 @CHAPTER.claim(
     "plain-crossed-on-the-way",
     "On the way, heads of these settings cross the threshold and fall back: in each of the three near it, and in "
-    "six of the 13 runs, some head is above it at some measurement; the highest single measurement, 0.6, is on "
-    "English; at the smaller learning rate one passes it too.",
+    "six of the 13 runs, some head is above it at some measurement; the highest single measurement reaches 0.607 "
+    "(three figures, rounded down), on English; at the smaller learning rate one passes it too.",
 )
 def _(m):
     holds = (
@@ -1893,13 +1956,16 @@ def _(m):
         and m["plain_crossed_runs"] == 6
         and m["plain_runs"] == 13
         and 0.55 <= m["plain_peak"] < 0.65
+        and m["plain_peak_3"] == "0.607"
+        and printed(m["plain_peak_3"]) <= m["plain_peak"]
         and m["_plain_peak_setting"].startswith("English")
         and m["lr003_peak"] > m["eps"]
         and m["plain_sinks"] == 0
     )
     return holds, (
         f"{m['plain_crossed_runs']} of {m['plain_runs']} runs, {m['_plain_near_crossed']} near settings; highest "
-        f"{m['plain_peak']:.3f} at step {m['plain_peak_step']}; lr 0.003 up to {m['lr003_peak']:.2f}"
+        f"{m['plain_peak']:.4f} at step {m['plain_peak_step']} (quoted {m['plain_peak_3']}); lr 0.003 highest "
+        f"{m['lr003_peak']:.4f}"
     )
 
 
@@ -1923,7 +1989,8 @@ def _(m):
 def _(m):
     holds = m["_sc_large_min"] > m["_sc_small_max"] and m["sc_overfit"] > 0.01 and safe(m, "sc_overfit")
     return holds, (
-        f"{m['sc_small_tops']} → {m['sc_large_tops']}; the small runs end ≥ {m['sc_overfit']:.2f} nats above their best"
+        f"{m['sc_small_tops']} → {m['sc_large_tops']}; the small runs end ≥ {_down(m['_sc_overfit'])} nats above "
+        "their best"
     )
 
 
@@ -1952,7 +2019,7 @@ def _(m):
 )
 def _(m):
     holds = m["_ctx_near_min"] > m["_ctx_short_max"]
-    return holds, f"256: ≥ {m['_ctx_near_min']:.3f}; 64: every head ≤ {m['_ctx_short_max']:.3f}"
+    return holds, f"256: ≥ {_down(m['_ctx_near_min'])}; 64: every head ≤ {_up(m['_ctx_short_max'])}"
 
 
 @CHAPTER.claim(
@@ -2019,6 +2086,26 @@ def _(m):
     return holds, f"128 windows: {m['sc_same_top']}; 64: {m['ctx_short_top']}; shift {m['ctx_window_shift']:.3f}"
 
 
+@CHAPTER.claim(
+    "context-chars-per-step",
+    "The windows of 256 read about as many characters per step as those of 64: 8 windows of 255 predicted "
+    "characters, 2,040, against 32 of 63, 2,016.",
+    profiles=BOTH,
+)
+def _(m):
+    long_n, short_n = m["ctx_long"], m["ctx_short"]
+    steps = (m["ctx_batch_long"], m["ctx_step_long"], m["ctx_batch_short"], m["ctx_step_short"])
+    holds = (
+        (long_n, short_n) == (256, 64)
+        and steps == (8, 8 * 255, 32, 32 * 63) == (8, 2040, 32, 2016)
+        and abs(m["ctx_step_long"] / m["ctx_step_short"] - 1) < 0.02
+    )
+    return holds, (
+        f"{long_n}: {m['ctx_batch_long']} windows, {m['ctx_step_long']:,} characters a step; {short_n}: "
+        f"{m['ctx_batch_short']}, {m['ctx_step_short']:,}"
+    )
+
+
 @CHAPTER.claim("context-lowers-loss", "The longer windows also reach a lower late loss.")
 def _(m):
     return m["_ctx_long_loss"] < m["_ctx_short_loss"], f"{m['ctx_long_loss']} against {m['ctx_short_loss']}"
@@ -2028,7 +2115,7 @@ def _(m):
     "softmax-ahead",
     "Of the eight settings with no collapsed run, five trained both rules; the other three (Python on all its "
     "4.2M training characters, on the 0.42M sample of them, and on windows of 256) trained softmax only. In those "
-    "five, softmax's late loss is below ReLU's in every setting and in every one of the 15 pairs of seeds.",
+    "five, softmax's late loss is below ReLU's in every setting and for every one of the 15 seeds (one run per rule).",
 )
 def _(m):
     soft_only = ["Python, 0.42M characters", "Python, 4.2M characters", "Python, windows of 256"]
@@ -2084,8 +2171,9 @@ def _(m):
 
 @CHAPTER.claim(
     "sign-test-per-setting",
-    "Each of the five settings has three pairs of seeds, all with softmax lower; three of three gives a "
-    "two-sided sign test p = 1/4, above the 5% level, so no single setting establishes a lead.",
+    "Each of the five settings has three seeds, one pair of runs each (one per rule), all with softmax lower; "
+    "three of three gives a two-sided sign test p = 1/4, above the 5% level, so no single setting establishes a "
+    "lead.",
 )
 def _(m):
     holds = (
@@ -2103,19 +2191,23 @@ def _(m):
 @CHAPTER.claim(
     "seeds-pair-across-settings",
     "A seed draws the same batches and starts from the same weights in every setting of English, for both "
-    "rules, so its pairs there are not independent. The Python runs read another text with another alphabet "
+    "rules, so its pairs there are not independent. On Python so do the runs on all its text at windows of 64 "
+    "(weight decay 0.1 and 0.5, both rules at 0.5). The Python runs read another text with another alphabet "
     "(166 characters against 103), and each starts from other weights than the English runs of its seed.",
 )
 def _(m):
     holds = (
         m["_en_start_shared"]
         and m["_en_batches_shared"]
+        and m["_py_start_shared"]
+        and m["_py_batches_shared"]
         and m["_py_start_differs"]
         and (m["vocab_en"], m["vocab_py"]) == (103, 166)
     )
     return holds, (
         f"English runs share their seed's start: {m['_en_start_shared']}, their batches: "
-        f"{m['_en_batches_shared']}; Python's differ from English's: "
+        f"{m['_en_batches_shared']}; Python's on all its text at 64: {m['_py_start_shared']}, "
+        f"{m['_py_batches_shared']}; Python's differ from English's: "
         f"{m['_py_start_differs']}; alphabets {m['vocab_en']} and {m['vocab_py']}"
     )
 
@@ -2207,7 +2299,7 @@ def _(m):
         and all(inside)
     )
     python = ", ".join(f"{x:.4f}" for x in m["_pair_python"])
-    return holds, f"paired gaps printed {lo} to {hi} against ≤ {m['_pair_01_max']:.4f} at 0.1; Python pairs {python}"
+    return holds, f"paired gaps printed {lo} to {hi} against ≤ {_up(m['_pair_01_max'])} at 0.1; Python pairs {python}"
 
 
 @CHAPTER.claim(
@@ -2275,7 +2367,10 @@ def _(m):
 )
 def _(m):
     holds = m["_relu0_max"] < m["others_min"]
-    return holds, f"ReLU at 0: {m['relu0_loss']} (worst {m['_relu0_max']:.3f}); any other: ≥ {m['others_min']:.3f}"
+    return (
+        holds,
+        f"ReLU at 0: {m['relu0_loss']} (worst {m['_relu0_max']:.3f}); any other: ≥ {_down(m['others_min'], 4)}",
+    )
 
 
 @CHAPTER.claim(
@@ -2304,8 +2399,8 @@ def _(m):
         and m["cond_relu_first"] <= 0.032
     )
     return holds, (
-        f"{m['n_cond_relu_empty']} of {m['n_cond_relu']} heads; their silent rows ≤ {m['cond_relu_row']:.2f}; "
-        f"first token ≤ {m['cond_relu_first']:.2g} in all"
+        f"{m['n_cond_relu_empty']} of {m['n_cond_relu']} heads; their silent rows ≤ {_up(m['cond_relu_row'])}; "
+        f"first token ≤ {_up(m['cond_relu_first'])} in all"
     )
 
 
@@ -2366,9 +2461,9 @@ def _(m):
         and m["cond_soft_coherence_active"] >= 0.92
     )
     return holds, (
-        f"{m['n_cond_soft']} heads; first token ≤ {m['cond_soft_first']:.2f}, null keys ≤ "
-        f"{m['cond_soft_null']:.2f}; values {m['cond_soft_shrink']}× smaller; coherence "
-        f"≤ {m['cond_soft_coherence']:.2f} silent, ≥ {m['cond_soft_coherence_active']:.2f} active"
+        f"{m['n_cond_soft']} heads; first token ≤ {_up(m['_cond_soft_first'])}, null keys ≤ "
+        f"{_up(m['_cond_soft_null'])}; values {m['cond_soft_shrink']}× smaller; coherence "
+        f"≤ {_up(m['cond_soft_coherence'])} silent, ≥ {_down(m['cond_soft_coherence_active'])} active"
     )
 
 
@@ -2381,7 +2476,7 @@ def _(m):
 def _(m):
     least, most = m["_cond_soft_quiet"]
     holds = m["n_cond_soft"] == 4 and m["cond_soft_quiet"] == "0.182–0.244" and 0.18 <= least <= most < 0.25
-    return holds, f"quiet ratios {least:.4f} to {most:.4f}, printed {m['cond_soft_quiet']}"
+    return holds, f"quiet ratios {_span([least, most], 4)}, printed {m['cond_soft_quiet']}"
 
 
 @CHAPTER.claim(
@@ -2404,7 +2499,7 @@ def _(m):
         and m["_ex1_above"][0.5] == m["_ex1_above"][0.8] == m["n_strong"] == 5
         and m["ex1_rest_max"] <= 0.49
     )
-    return holds, f"above each threshold: {m['_ex1_above']}; the rest at most {m['ex1_rest_max']:.4f}"
+    return holds, f"above each threshold: {m['_ex1_above']}; the rest at most {_up(m['ex1_rest_max'], 4)}"
 
 
 @CHAPTER.claim(
@@ -2423,7 +2518,7 @@ def _(m):
         and gain["relu"] > gain["softmax"] > 0
         and 0.25 < least <= most <= 0.5
     )
-    return holds, f"{m['_ex3_models']} models; (strict, loose) per rule {counts}; added quiet {least:.3f}–{most:.3f}"
+    return holds, f"{m['_ex3_models']} models; (strict, loose) per rule {counts}; added quiet {_span([least, most], 3)}"
 
 
 @CHAPTER.claim(
