@@ -234,7 +234,7 @@ TEXT_CONTROL = {  # TEXT_SCALE's recipe on all its text, softmax and ReLU; AdamW
 
 # ---- language models: the Python-source GPT at longer windows (Barbero et al. (2025): sinks grow with context) ----
 CONTEXT_LENGTHS = (64, 256)  # tokens a window holds, BOS included
-CONTEXT_CHARS_PER_STEP = 32 * 63  # characters predicted per step at every length: TEXT_SCALE's 32 windows of 64
+CONTEXT_CHARS_PER_STEP = 32 * 63  # characters per step, as near as whole windows allow: 32 windows of 64
 TEXT_CONTEXT = {  # TEXT_SCALE's recipe (its 64-character runs are the first length's); batches set per length
     "quick": Settings(seeds=1, steps=300, lr=1e-2, batch_size=32, stop_linf=None),
     "full": Settings(seeds=2, steps=10_000, lr=1e-2, batch_size=32, stop_linf=None),

@@ -1,8 +1,9 @@
 """Does a longer context make a small GPT's softmax heads sink? Barbero et al. (2025) found
 first-token sinks grow with the training context. The GPT of :func:`~attnsink.experiments.text_scale`
 on all of its Python source, with its recipe, at windows of
-:data:`~attnsink.profiles.CONTEXT_LENGTHS` characters, each with the same number of characters
-per step (:func:`text_context`). Used in chapter 8."""
+:data:`~attnsink.profiles.CONTEXT_LENGTHS` characters, each with about the same number of
+characters per step, as whole windows allow (2,040 at 256, 2,016 at 64; :func:`text_context`).
+Used in chapter 8."""
 
 from __future__ import annotations
 
