@@ -96,6 +96,11 @@ GOOD = {
     "_cancel_violations": 0,
     "_trained_violations": 0,
     "trained_pairs": 42000,
+    "anchor_shortfall": "0.05",
+    "_anchor_shortfall": 4.47e-4,
+    "_anchor_below": 1361,
+    "_anchor_below_in_slack": True,
+    "_anchor_row1_gap": 9.1e-4,
     "_full_recipe": (1e-4, 50_000),
     "small_sinks": 19,
     "small_dormant": 1,
@@ -112,8 +117,8 @@ GOOD = {
     "_big_head_move": 0.118,
     "_big_head_D": 0.1814,
     "big_least_D": 0.18,
-    "big_layer_move_lo": 0.69,
-    "big_layer_move_hi": 0.97,
+    "big_layer_move_lo": 0.6878,
+    "big_layer_move_hi": 0.9737,
     "big_update": 0.0015,
     "big_within": 2.2,
     "_big_within": 2.137,
@@ -147,9 +152,10 @@ GOOD = {
     "price_soft_weight_lo": 2.6,
     "_paths_fall": True,
     "_two_weight": 2.0,
-    "price_two_err": 6.8e-12,
-    "price_soft_err": 1.5e-5,
-    "_price_soft_errs": [1.2e-5, 1.5e-5, 9e-6, 1.1e-5, 1.3e-5],
+    "price_two_err": 6.845e-12,
+    "price_two_margin": 15.0,
+    "price_soft_err": 1.529e-5,
+    "_price_soft_errs": [1.2e-5, 1.529e-5, 9e-6, 1.1e-5, 1.3e-5],
     "price_relu_off": 3.9e-4,
     "_price_relu_off": 3.85e-4,
     "price_relu_err": 2.06e-5,
@@ -173,7 +179,7 @@ BREAKS = {  # claim -> a change of the measures that makes it false
     "cancel-no-sink": {"_cancel_nontrig_bos": 0.6},
     "cancel-sinks-at-trigger": {"_cancel_trig_bos": 0.999},
     "cancel-float32-floor": {"cancel_err64": 1.4e-7},  # float64 above the bound: not float32's floor
-    "soft-err-worst": {"_price_soft_errs": [1.2e-5, 1.5e-5, 9e-6, 1.1e-5]},  # 4 seeds, not the text's 5
+    "soft-err-worst": {"_price_soft_errs": [1.2e-5, 1.529e-5, 9e-6, 1.1e-5]},  # 4 seeds, not the text's 5
     "exact-is-exact": {"_exact_error": 1e-30},
     "exact-fails-in-float64": {"exact_update_max": 1.2},
     "exact-pays-the-floor": {"exact_over_floor": 0.9},
@@ -200,6 +206,7 @@ BREAKS = {  # claim -> a change of the measures that makes it false
     "random-slack": {"_random_slack": 1.31e-6},  # the text's bound rounded the wrong way
     "cancelling-heads-move": {"cancel_layer_move": 0.01},
     "anchor-holds-trained": {"_trained_violations": 3},
+    "anchor-figure-rounding": {"_anchor_shortfall": 5e-4},  # 0.05%: not under the caption's 0.05%
     "paper-recipe": {"_full_recipe": (1e-3, 50_000)},
     "small-all-park": {"_small_other": 1},
     "small-quiet": {"small_max_layer_move": 0.02},
@@ -282,6 +289,15 @@ def test_claims_catch_more_than_one_way_to_fail():
     assert not by_id["cancel-float32-floor"].run({**GOOD, "_cancel_err64_entry": 4e-8})[0]  # an entry above its row
     worse = [1.2e-5, 1.6e-5, 9e-6, 1.1e-5, 1.3e-5]  # a seed worse than the text's "at most"
     assert not by_id["soft-err-worst"].run({**GOOD, "_price_soft_errs": worse})[0]
+    worst = [1.2e-5, 1.61e-5, 9e-6, 1.1e-5, 1.3e-5]  # prints as 1.7e-5 after "at most", not the text's 1.6e-5
+    assert not by_id["soft-err-worst"].run({**GOOD, "_price_soft_errs": worst, "price_soft_err": 1.61e-5})[0]
+    assert not by_id["two-heads-cheap"].run({**GOOD, "price_two_margin": 10.0})[0]  # not the text's margin
+    assert not by_id["two-heads-cheap"].run({**GOOD, "price_two_err": 7.1e-12})[0]  # not the text's 6.8e-12
+    assert not by_id["big-layers-cancel"].run({**GOOD, "big_layer_move_lo": 0.6})[0]  # prints 0.60, not 0.68
+    assert not by_id["big-layers-cancel"].run({**GOOD, "big_layer_move_hi": 0.981})[0]  # outward to 0.99
+    assert not by_id["anchor-figure-rounding"].run({**GOOD, "_anchor_below_in_slack": False})[0]
+    assert not by_id["anchor-figure-rounding"].run({**GOOD, "_anchor_row1_gap": 2e-3})[0]  # row 1 off the line
+    assert not by_id["anchor-figure-rounding"].run({**GOOD, "anchor_shortfall": "0.04"})[0]  # below what was measured
     assert not by_id["soft-err-worst"].run({**GOOD, "price_soft_seeds": 4})[0]
     assert not by_id["soft-weight"].run({**GOOD, "_price_soft_weight": 3.15, "price_soft_weight": 3.2})[0]
 
@@ -452,6 +468,7 @@ def test_the_budget_measures_read_made_up_tables():
             "model": ["trained softmax 2 x 2"] * 2 + ["trained relu 2 x 2", "prop-cancel (margins 5, 10, 15)"],
             "value weight": [2.5, 3.0, 4.0, 2.0],
             "rel_err_trigger": [1e-5, 2e-5, 3e-5, 1e-9],
+            "margin": [math.nan] * 3 + [15.0],
         }
     )
     rows = pd.DataFrame({"seed": [0, 1], "trigger": [0.4, 0.8], "non-trigger": [0.9995, 0.9991]})
@@ -468,6 +485,7 @@ def test_the_budget_measures_read_made_up_tables():
     assert m["price_soft_trigger_bos"] == pytest.approx(0.3) and m["price_relu_off"] == 0.002
     assert (m["big_trigger_bos"], m["_big_trigger_bos"]) == (0.95, 0.957)  # the 4 x 4 head, not the 2 x 2 ones
     assert (m["price_two_err"], m["_two_weight"], m["price_relu_err"]) == (1e-9, 2.0, 3e-5)
+    assert m["price_two_margin"] == 15.0
     # the cheapest path at the ReLU error 3e-5 is the cap 0.9: 10 x 10^(log10(1e-3 / 3e-5) / 4)
     assert m["price_relu_path_least"] == pytest.approx(10 * 10 ** (math.log10(1e-3 / 3e-5) / 4))
 
@@ -520,3 +538,27 @@ def test_the_cancelling_heads_in_float64_stay_under_the_proofs_bound_and_the_flo
     m = ch04._float32_floor(pd.DataFrame({"margin": [0.0, 20.0]}), task)
     assert m["float32_step"] == 2.0**-23 and m["_cancel_last_margin"] == 20.0
     assert m["cancel_bound20"] == pytest.approx(far["bound"]) and m["cancel_err64"] <= m["cancel_bound20"]
+
+
+def test_the_anchor_figure_measures_read_a_made_up_table():
+    # one head, two sequences of rows 1 and 2; y = moved / d_lower against x = mass off BOS
+    terms = pd.DataFrame(
+        {
+            "model": ["2 x 2"] * 4,
+            "seed": [0] * 4,
+            "layer": [0] * 4,
+            "head": [0] * 4,
+            "seq": [0, 0, 1, 1],
+            "mass_off_bos": [0.5, 0.4, 0.5, 0.2],
+            "d_lower": [1.0, 1.0, 1.0, 1.0],
+            "moved": [0.4998, 0.8, 0.5004, 0.3],  # row 1 of sequence 0 lies 0.04% below the diagonal
+            "slack": [1e-3, 0.0, 0.0, 0.0],
+        }
+    )
+    terms["lhs"] = terms["mass_off_bos"] * terms["d_lower"]
+    m = ch04.anchor_shortfall(terms)
+    assert m["_anchor_below"] == 1 and m["_anchor_shortfall"] == pytest.approx(4e-4)
+    assert m["anchor_shortfall"] == "0.04" and m["_anchor_below_in_slack"]
+    assert m["_anchor_row1_gap"] == pytest.approx(8e-4)  # sequence 1's row 1: 0.5004 / 0.5
+    m = ch04.anchor_shortfall(terms.assign(slack=0.0))
+    assert not m["_anchor_below_in_slack"]  # 2e-4 below, with no slack to allow it
