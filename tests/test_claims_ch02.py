@@ -145,6 +145,10 @@ GOOD = {  # the full runs' measures, as the chapter quotes them
     "ex3_low_rest": 0.001339,
     "ex3_high_d": 1.120,
     "ex3_high_trig": 0.01303,
+    "_random_n": 3,
+    "_random_trig": (37.3, 60.6),
+    "_random_rest": (32.1, 58.6),
+    "_random_mse": (3.0, 5.4),
 }
 
 BREAKS = {  # claim -> a change of the measures that makes it false
@@ -207,6 +211,7 @@ BREAKS = {  # claim -> a change of the measures that makes it false
     "quoted-twins": {"_draw_mse_diff": 0.075},
     "exercise-capped-like-for-like": {"_ex3_all_caps": False},
     "quoted-exercise-capped": {"ex3_high_trig": 0.0141},
+    "random-heads-solve-nothing": {"_random_trig": (0.9, 60.6)},
 }
 
 COUPLED = {  # a claim and the claims its break may move too: a structural check and the quoted number it reads
@@ -314,8 +319,41 @@ def test_more_branches_fail():
         ("quoted-exercise-capped", {"ex3_low_trig": 0.43}),
         ("quoted-exercise-capped", {"ex3_low_rest": 0.0014}),
         ("quoted-exercise-capped", {"ex3_high_d": 1.09}),
+        ("random-heads-solve-nothing", {"_random_rest": (0.5, 58.6)}),
+        ("random-heads-solve-nothing", {"_random_n": 0}),
     ]:
         assert not run[cid].run({**GOOD, **change})[0], (cid, change)
+
+
+def test_a_bound_column_prints_as_the_table_prints_numbers_but_on_its_safe_side():
+    down, up = ch02.bound_cell("down"), ch02.bound_cell("up")
+    # Table 2.4's certificates and the proved floors on the MSE: never above their value
+    assert [down(x) for x in (0.97355, 0.96756, 0.8329, 0.98698)] == ["0.973", "0.967", "0.832", "0.986"]
+    assert [down(x) for x in (5.382e-4, 2.478e-4, 3.952e-5, 1.778e-7, 4.271e-4)] == [
+        "5.3 × 10⁻⁴",
+        "2.4 × 10⁻⁴",
+        "3.9 × 10⁻⁵",
+        "1.7 × 10⁻⁷",
+        "4.2 × 10⁻⁴",
+    ]
+    assert up(0.97355) == "0.974" and up(5.382e-4) == "5.4 × 10⁻⁴" and up(0.00999) == "0.010"
+    assert down(0.0) == "0" and down(float("nan")) == "–" and down(12.3456) == "12.345" and down(0.9) == "0.900"
+    for x in (0.97355, 5.382e-4, 0.0501, 3.7, 1234.5678):
+        assert printed(down(x)) <= x <= printed(up(x))
+    with pytest.raises(ValueError, match="side"):
+        ch02.bound_cell("nearest")
+
+
+def test_a_range_of_measures_rounds_outward():
+    assert ch02._range(5.2626, 32.037) == "5.2 to 33" and ch02._range(3.5157, 13.232, 3) == "3.51 to 13.3"
+
+
+def test_the_random_heads_solve_nothing():
+    randoms = ch02.random_errors(TriggerTask())
+    assert len(randoms) == 3 and (randoms.rel_err_trigger > 1).all() and (randoms.rel_err_nontrigger > 1).all()
+    m = ch02._random_measures(randoms)
+    assert m["random_err_min"] == min(randoms.rel_err_trigger.min(), randoms.rel_err_nontrigger.min())
+    assert m["_random_n"] == 3 and m["_random_mse"] == (randoms.mse.min(), randoms.mse.max())
 
 
 def test_directed_rounding_keeps_at_least_and_at_most_true():

@@ -16,7 +16,7 @@ from ..metrics import EVAL_SEED, SINK_MASS, evaluate, sink_bound_terms
 from ..model import AttentionModel
 from ..profiles import SINGLE_LAYER
 from ..prose import bound as safe_round
-from ..prose import readable
+from ..prose import number, readable
 from ..task import TriggerTask
 from ..theory import (
     bos_mass_lower_bound,
@@ -70,6 +70,33 @@ def _directed(x: float, digits: int, percent: bool, up: bool) -> str:
     return readable(v, digits) + ("%" if percent else "")
 
 
+def _range(lo: float, hi: float, digits: int = 2) -> str:
+    """The range of measured values from ``lo`` to ``hi``, rounded outward ("5.2 to 33" for 5.263
+    to 32.04), so that it holds every value measured."""
+    return f"{at_least(lo, digits)} to {at_most(hi, digits)}"
+
+
+def bound_cell(side: str, precision: int = 3):
+    """A formatter for a table column of bounds (``formats`` of :func:`attnsink.book.table`): each
+    number as the table prints the others (:func:`attnsink.prose.number`: ``precision`` decimals,
+    or two significant figures times a power of ten), rounded toward ``side``: ``"down"`` for a
+    proved floor or a certificate (0.97355 prints 0.973, 5.382e-4 prints 5.3 × 10⁻⁴), ``"up"`` for
+    a ceiling, so that no bound prints past its value."""
+    if side not in ("down", "up"):
+        raise ValueError(f"side must be 'down' or 'up', got {side!r}")
+
+    def show(v) -> str:
+        if v is None or not math.isfinite(float(v)) or float(v) == 0:
+            return number(v, precision)
+        x = float(v)
+        exponent = math.floor(math.log10(abs(x)))
+        fixed = 10 ** (1 - precision) <= abs(x) < 1e5  # where number() prints `precision` decimals
+        digits = precision + exponent + 1 if fixed else 2
+        return number(safe_round(x, side, max(1, digits)), precision)
+
+    return show
+
+
 def _is_leak(frame: pd.DataFrame) -> pd.Series:
     return frame["head"].str.startswith("row_one_leak")
 
@@ -97,8 +124,23 @@ def example_heads(task: TriggerTask, trained) -> dict:
     chapter 1's softmax results) and three random heads with large weights."""
     heads = {f"hand-built, margin {lam:g}": softmax_solution(task, lam) for lam in (0.0, 2.0, 4.0, 8.0, 12.0)}
     heads.update({f"trained (chapter 1), seed {r.seed}": r.model for r in trained})
-    heads.update({f"random, seed {s}": AttentionModel(task.d_model, seed=s, init_std=0.5) for s in range(3)})
+    heads.update(random_heads(task))
     return heads
+
+
+def random_heads(task: TriggerTask, seeds=(0, 1, 2)) -> dict:
+    """The random heads of :func:`example_heads`, by name: untrained, with large weights."""
+    return {f"random, seed {s}": AttentionModel(task.d_model, seed=s, init_std=0.5) for s in seeds}
+
+
+def random_errors(task: TriggerTask) -> pd.DataFrame:
+    """The random heads' test MSE and relative errors on chapter 1's 1000 test sequences: how
+    far they are from solving the task (a relative error of 1 at the trigger is outputting nothing)."""
+    rows = []
+    for name, model in random_heads(task).items():
+        e = evaluate(model, task).errors
+        rows.append({"head": name, "mse": e["mse"], **_rel(e)})
+    return pd.DataFrame(rows)
 
 
 def row_terms(heads: dict, task: TriggerTask, *, n: int = 200) -> tuple[pd.DataFrame, dict]:
@@ -570,7 +612,7 @@ def _exercise_trained_measures(ex: dict, capped: pd.DataFrame) -> dict:
 
 
 def _tube_formula(m: int) -> float:
-    """N_m(1) = 2 sqrt(m) V_{m-1} / 2^m, written out apart from :func:`tube_probability`."""
+    """N_m(1) = 2 sqrt(m) kappa_{m-1} / 2^m, written out apart from :func:`tube_probability`."""
     v = math.pi ** ((m - 1) / 2) / math.gamma((m - 1) / 2 + 1)  # the volume of the unit (m-1)-ball
     return 2 * math.sqrt(m) * v / 2**m
 
@@ -660,8 +702,8 @@ def _certificate_measures(cert: pd.DataFrame, task: TriggerTask) -> dict:
     se = cert["its standard error"] / cert["test MSE"]
     return {
         "m_noise": int(task.n_noise),
-        "B_1e7": readable(b[1e-7], 3),
-        "B_1e6": readable(b[1e-6], 3),
+        "B_1e7": at_least(b[1e-7], 3),  # certificates: rounded down, as Table 2.4 prints them
+        "B_1e6": at_least(b[1e-6], 3),
         "_B": b,
         "tube_1": at_most(tube_probability(task.n_noise, 1.0)),
         "_tube_1": tube_probability(task.n_noise, 1.0),
@@ -846,6 +888,19 @@ def _no_bos_measures(nb: pd.DataFrame) -> dict:
     }
 
 
+def _random_measures(randoms: pd.DataFrame) -> dict:
+    """How far the random heads are from solving the task (:func:`random_errors`): their least and
+    largest relative errors at the trigger and at the other rows, and their test MSEs."""
+    trig, rest = randoms.rel_err_trigger, randoms.rel_err_nontrigger
+    return {
+        "random_err_min": float(min(trig.min(), rest.min())),
+        "_random_trig": (float(trig.min()), float(trig.max())),
+        "_random_rest": (float(rest.min()), float(rest.max())),
+        "_random_mse": (float(randoms.mse.min()), float(randoms.mse.max())),
+        "_random_n": int(len(randoms)),
+    }
+
+
 def _noise_floor_measures(task: TriggerTask) -> dict:
     """The floor of prop-capped on the expected MSE at cap 0, on the task with 2 and with 3
     noise coordinates (d_model 5 and 6, the same length): A_j^2 = (m-2)(j-1)/(3j^2) is 0 for
@@ -854,13 +909,15 @@ def _noise_floor_measures(task: TriggerTask) -> dict:
 
 
 @CHAPTER.measures
-def measures(family, rows, checks, steps, cert, tight, capped, no_bos, twins, exercises=None) -> dict:
+def measures(family, rows, checks, steps, cert, tight, capped, no_bos, twins, exercises=None, randoms=None) -> dict:
     """The numbers chapter 2 quotes, from what its sections compute: :func:`family_table`,
     :func:`row_terms`' frame, :func:`corollary_checks`, :func:`proof_steps`, :func:`certify`,
     :func:`tightness`, :func:`capped_runs`, :func:`no_bos_runs` and :func:`uncapped_twins`; and
-    the exercises' (:func:`exercise_runs`, computed here unless given)."""
+    the exercises' (:func:`exercise_runs`) and the random heads' errors (:func:`random_errors`),
+    each computed here unless given."""
     task = TriggerTask()
     ex = exercise_runs(task) if exercises is None else exercises
+    randoms = random_errors(task) if randoms is None else randoms
     m = {**_family_measures(family), **_row_measures(rows, checks, steps), **_certificate_measures(cert, task)}
     points = certificate_points(cert, tight, task)
     m.update(_tight_measures(tight, points, m["vacuous_mse"], len(cert)))
@@ -870,6 +927,7 @@ def measures(family, rows, checks, steps, cert, tight, capped, no_bos, twins, ex
     m.update(_exercise_measures(ex))
     m.update(_exercise_trained_measures(ex, capped))
     m.update(_noise_floor_measures(task))
+    m.update(_random_measures(randoms))
     m["sink_mass"] = f"{SINK_MASS:g}"  # the book's threshold: a head parks on BOS from this mean mass on
     return m
 
@@ -888,6 +946,19 @@ def _(m):
     holds = m["family_monotone"] and m["family_top_bos_min"] > 0.9999 and m["family_top_mse"] < 1e-8
     shown = f"monotone: {m['family_monotone']}; least BOS {m['family_top_bos_min']:.6f}"
     return holds, shown + f" (mean {m['family_top_bos']:.6f}), MSE {m['family_top_mse']:.2g}"
+
+
+@CHAPTER.claim(
+    "random-heads-solve-nothing",
+    "The random heads solve nothing: on Chapter 1's 1000 test sequences each has a relative error above 1 "
+    "(worse than outputting nothing) at the trigger and at the other rows.",
+    profiles=BOTH,
+)
+def _(m):
+    (trig_lo, trig_hi), (rest_lo, rest_hi) = m["_random_trig"], m["_random_rest"]
+    holds = m["_random_n"] > 0 and trig_lo > 1 and rest_lo > 1
+    shown = f"{m['_random_n']} heads; trigger {_range(trig_lo, trig_hi)}, elsewhere {_range(rest_lo, rest_hi)}"
+    return holds, shown + f"; test MSE {_range(*m['_random_mse'])}"
 
 
 @CHAPTER.claim("no-row-violates", "No row of any head violates the sink inequality.", profiles=BOTH)
@@ -1031,7 +1102,7 @@ def _(m):
     "On these heads and 200 sequences no sequence has E(x) > η/δ, so the Markov step is not exercised here.",
 )
 def _(m):
-    return abs(m["_markov_max"] + DELTA) < 1e-9, f"largest P − δ: {m['_markov_max']:.3g}"
+    return abs(m["_markov_max"] + DELTA) < 1e-9, f"largest Pr − δ: {m['_markov_max']:.3g}"
 
 
 @CHAPTER.claim(
@@ -1051,7 +1122,7 @@ def _(m):
 )
 def _(m):
     b = m["_B"]
-    return b[1e-8] > b[1e-7] > b[1e-6] > 0, f"B = {b[1e-8]:.3f}, {b[1e-7]:.3f}, {b[1e-6]:.3f}"
+    return b[1e-8] > b[1e-7] > b[1e-6] > 0, "B at least " + ", ".join(at_least(b[k], 3) for k in (1e-8, 1e-7, 1e-6))
 
 
 @CHAPTER.claim(
@@ -1063,7 +1134,7 @@ def _(m):
 )
 def _(m):
     holds = m["_cert_min"] > 0.9 and m["_cert_delta"] == 0.05
-    return holds, f"smallest certificate {m['_cert_min']:.3f} ({m['cert_n']} heads), δ = {m['_cert_delta']:g}"
+    return holds, f"smallest certificate {at_least(m['_cert_min'], 3)} ({m['cert_n']} heads), δ = {m['_cert_delta']:g}"
 
 
 @CHAPTER.claim(
@@ -1094,7 +1165,8 @@ def _(m):
 )
 def _(m):
     holds = m["_floor_min"] > 0.5 and m["_every_min"] > 0.9 and m["_cert_delta"] == 0.05
-    return holds, f"floor {m['_floor_min']:.3f}, certificate {m['_every_min']:.3f}, δ = {m['_cert_delta']:g}"
+    shown = f"floor at least {at_least(m['_floor_min'], 3)}, certificate at least {at_least(m['_every_min'], 3)}"
+    return holds, shown + f", δ = {m['_cert_delta']:g}"
 
 
 @CHAPTER.claim(
@@ -1106,7 +1178,8 @@ def _(m):
 )
 def _(m):
     holds = m["ceiling_over_eta"] > 1e6 and m["ceiling_per_n"] > 100
-    return holds, f"ceiling at least {m['ceiling_over_eta']:.3g} η; over the sequences {m['ceiling_per_n']:.3g} η"
+    over, per_n = at_least(m["ceiling_over_eta"], 3), at_least(m["ceiling_per_n"], 3)
+    return holds, f"ceiling at least {over} η; over the sequences at least {per_n} η"
 
 
 @CHAPTER.claim(
@@ -1116,7 +1189,8 @@ def _(m):
 )
 def _(m):
     holds = m["_markers_above"] == 0 and m["_trained_room_min"] > 100
-    return holds, f"{m['_markers_above']} above; trained heads {m['_trained_room_min']:.0f} times below at least"
+    room = at_least(m["_trained_room_min"], 3)
+    return holds, f"{m['_markers_above']} above; trained heads at least {room} times below"
 
 
 @CHAPTER.claim(
@@ -1133,7 +1207,8 @@ def _(m):
         and m["short_ratio_max"] < m["_plain_ratio_min"]
         and m["_leak_grows"]
     )
-    return holds, f"{m['leak_ratio_min']:.1f} to {m['leak_ratio_max']:.1f}; shortest {m['short_ratio_max']:.1f} at most"
+    shown = f"{_range(m['leak_ratio_min'], m['leak_ratio_max'], 3)}; shortest at most "
+    return holds, shown + at_most(m["short_ratio_max"], 3)
 
 
 @CHAPTER.claim(
@@ -1144,7 +1219,7 @@ def _(m):
 )
 def _(m):
     holds = m["_family_ratio"] > max(100, 10 * m["leak_ratio_max"]) and m["_late_share"] > 0.99
-    return holds, f"factor {m['_family_ratio']:.0f}; late share {m['_late_share']:.2%}"
+    return holds, f"factor at least {at_least(m['_family_ratio'], 3)}; late share {m['_late_share']:.2%}"
 
 
 @CHAPTER.claim(
@@ -1163,7 +1238,7 @@ def _(m):
     profiles=BOTH,
 )
 def _(m):
-    return m["_leak_unit_spread"] < 1e-5, f"MSE / μ² varies by {m['_leak_unit_spread']:.2g} at most"
+    return m["_leak_unit_spread"] < 1e-5, f"MSE / μ² varies by at most {at_most(m['_leak_unit_spread'])}"
 
 
 @CHAPTER.claim(
@@ -1176,8 +1251,8 @@ def _(m):
 )
 def _(m):
     holds = m["_capped_above"] and m["cap0_trig_min"] > m["bound_cap0_max"]
-    shown = f"all above: {m['_capped_above']}; at cap 0 error {m['cap0_trig_min']:.3f} at least"
-    return holds, shown + f", floor {m['bound_cap0_max']:.3f} at most"
+    shown = f"all above: {m['_capped_above']}; at cap 0 error at least {at_least(m['cap0_trig_min'], 3)}"
+    return holds, shown + f", floor at most {at_most(m['bound_cap0_max'], 3)}"
 
 
 @CHAPTER.claim(
@@ -1188,7 +1263,7 @@ def _(m):
 )
 def _(m):
     holds = m["_floor_positive"] and m["m_noise"] >= 3
-    return holds, f"m = {m['m_noise']}; all positive: {m['_floor_positive']}; at cap 0 {m['_floor_cap0']:.4g}"
+    return holds, f"m = {m['m_noise']}; all positive: {m['_floor_positive']}; at cap 0 {at_least(m['_floor_cap0'], 4)}"
 
 
 @CHAPTER.claim(
@@ -1199,7 +1274,7 @@ def _(m):
 )
 def _(m):
     holds = m["_floor_m2"] == 0 and m["_floor_m3"] > 0
-    return holds, f"floor at cap 0: m = 2 {m['_floor_m2']:.3g}, m = 3 {m['_floor_m3']:.3g}"
+    return holds, f"floor at cap 0: m = 2 {m['_floor_m2']:.3g}, m = 3 {at_least(m['_floor_m3'])}"
 
 
 @CHAPTER.claim(
@@ -1211,7 +1286,7 @@ def _(m):
 def _(m):
     holds = m["_cap_a00_min"] >= 1 - 1e-6 and m["_cap_excess"] <= 1e-6 and m["_cap_rowsum_gap"] <= 1e-5
     shown = f"least a_00 {m['_cap_a00_min']:.7f}; most above the cap {m['_cap_excess']:.2g}"
-    return holds, shown + f"; row sums off by {m['_cap_rowsum_gap']:.2g} at most"
+    return holds, shown + f"; row sums off by at most {at_most(m['_cap_rowsum_gap'])}"
 
 
 @CHAPTER.claim(
@@ -1263,7 +1338,7 @@ def _(m):
     profiles=BOTH,
 )
 def _(m):
-    return m["above_min"] > 1, f"{m['above_min']:.2g} to {m['above_max']:.2g} times"
+    return m["above_min"] > 1, f"{_range(m['above_min'], m['above_max'])} times"
 
 
 @CHAPTER.claim(
@@ -1299,7 +1374,8 @@ def _(m):
     profiles=BOTH,
 )
 def _(m):
-    return m["_nb_above"], f"trigger error {m['_nb_err_min']:.2f} at least, floor {m['_nb_bound_max']:.2f} at most"
+    shown = f"trigger error at least {at_least(m['_nb_err_min'])}, floor at most {at_most(m['_nb_bound_max'])}"
+    return m["_nb_above"], shown
 
 
 @CHAPTER.claim(
@@ -1308,7 +1384,7 @@ def _(m):
     profiles=BOTH,
 )
 def _(m):
-    return m["_relu_below"], f"largest MSE {m['_relu_nb_mse']:.2g}, floor {m['_nb_floor']:.3g}"
+    return m["_relu_below"], f"largest MSE {m['_relu_nb_mse']:.2g}, floor {at_least(m['_nb_floor'], 3)}"
 
 
 @CHAPTER.claim(
@@ -1324,7 +1400,8 @@ def _(m):
     holds = holds and m["_ex1_d_max"] < 0.05 and m["_ex1_trig"] > 0.9 and m["_ex1_rest"] < 1e-3
     holds = holds and abs(m["ex1_off_min"] - 1 / 2) < 1e-6 and abs(m["ex1_off_max"] - 15 / 16) < 1e-6
     holds = holds and abs(m["_ex1_d_scale"] / 0.01 - 1) < 1e-3
-    shown = f"ratio {m['_ex1_ratio_min']:.2f} to {m['_ex1_ratio_max']:.3f}; D_i ≤ {m['_ex1_d_max']:.3g}"
+    shown = f"ratio smallest {m['_ex1_ratio_min']:.4f}, largest 1 + {m['_ex1_ratio_max'] - 1:.2g}"
+    shown += f"; D_i ≤ {at_most(m['_ex1_d_max'], 3)}"
     shown += f" ({m['_ex1_d_scale']:.4f} of unscaled); off BOS {m['ex1_off_min']:.4f} to {m['ex1_off_max']:.4f}"
     return holds, shown + f"; elsewhere {m['_ex1_rest']:.2g}, trigger {m['_ex1_trig']:.3f}"
 
@@ -1337,7 +1414,8 @@ def _(m):
 )
 def _(m):
     holds = m["_ex3_moves"] and m["_ex3_trig"] < 1e-10 and m["_ex3_over"] > 10
-    return holds, f"moves: {m['_ex3_moves']}; trigger {m['_ex3_trig']:.2g} at most; {m['_ex3_over']:.0f} times above"
+    shown = f"moves: {m['_ex3_moves']}; trigger at most {at_most(m['_ex3_trig'])}"
+    return holds, shown + f"; at least {at_least(m['_ex3_over'])} times above"
 
 
 @CHAPTER.claim(
@@ -1350,9 +1428,9 @@ def _(m):
 def _(m):
     holds = m["_ex3_all_caps"] and m["ex3_fold_min"] > 1 and m["ex3_low_d"] < 1 / math.sqrt(2)
     holds = holds and m["ex3_low_trig"] > m["ex3_low_rest"] and m["ex3_high_d"] > 1 / math.sqrt(2)
-    shown = f"all caps trained: {m['_ex3_all_caps']}; {m['ex3_fold_min']:.3g} times below at least; cap "
+    shown = f"all caps trained: {m['_ex3_all_caps']}; at least {at_least(m['ex3_fold_min'])} times below; cap "
     shown += f"{m['ex3_low_cap']}: D {m['ex3_low_d']:.3g}, trigger {m['ex3_low_trig']:.3g}, elsewhere "
-    return holds, shown + f"{m['ex3_low_rest']:.2g}; higher caps: D {m['ex3_high_d']:.3g} at least"
+    return holds, shown + f"{m['ex3_low_rest']:.2g}; higher caps: D at least {at_least(m['ex3_high_d'], 3)}"
 
 
 # ---- the numbers the text quotes at full scale, each against the value it prints ----
@@ -1460,7 +1538,8 @@ def _(m):
 def _(m):
     holds = 3.5 <= m["leak_ratio_min"] and m["leak_ratio_max"] <= 14
     holds = holds and 3.5 <= m["short_ratio_min"] and m["short_ratio_max"] <= 5.4
-    return holds, f"{m['leak_ratio_min']:.3f} to {m['leak_ratio_max']:.3f}; shortest to {m['short_ratio_max']:.3f}"
+    shown = f"{_range(m['leak_ratio_min'], m['leak_ratio_max'], 4)}; shortest "
+    return holds, shown + _range(m["short_ratio_min"], m["short_ratio_max"], 4)
 
 
 @CHAPTER.claim(
@@ -1470,7 +1549,7 @@ def _(m):
 )
 def _(m):
     holds = 5.2 <= m["above_min"] and m["above_max"] <= 33 and 91_500 <= m["ratio"] < 92_500
-    return holds, f"{m['above_min']:.3f} to {m['above_max']:.3f} times; cap 0 {m['ratio']:,.0f} times"
+    return holds, f"{_range(m['above_min'], m['above_max'], 4)} times; cap 0 {m['ratio']:,.0f} times"
 
 
 @CHAPTER.claim(
@@ -1480,8 +1559,8 @@ def _(m):
 )
 def _(m):
     holds = m["ceiling_min"] >= 260 and m["ceiling_over_eta"] >= 9.7e6 and m["ceiling_per_n"] >= 480
-    shown = f"ceiling {m['ceiling_min']:.1f} at least; {m['ceiling_over_eta']:.4g} η; {m['ceiling_per_n']:.4g} η"
-    return holds, shown
+    over, per_n = at_least(m["ceiling_over_eta"], 4), at_least(m["ceiling_per_n"], 4)
+    return holds, f"ceiling at least {at_least(m['ceiling_min'], 4)}; at least {over} η and {per_n} η"
 
 
 @CHAPTER.claim(
@@ -1518,6 +1597,7 @@ def _(m):
     holds = 1.8 <= m["ex3_fold_min"] and m["ex3_fold_max"] <= 9.6 and abs(m["ex3_low_d"] - 0.067) < 5e-4
     holds = holds and abs(m["ex3_low_trig"] - 0.44) < 5e-3 and abs(m["ex3_low_rest"] - 0.0013) < 5e-5
     holds = holds and m["ex3_high_d"] >= 1.1 and m["ex3_high_trig"] <= 0.014
-    shown = f"{m['ex3_fold_min']:.4g} to {m['ex3_fold_max']:.4g} times; D {m['ex3_low_d']:.4f}, "
+    shown = f"{_range(m['ex3_fold_min'], m['ex3_fold_max'], 4)} times; D {m['ex3_low_d']:.4f}, "
     shown += f"{m['ex3_low_trig']:.4f} and {m['ex3_low_rest']:.5f}; "
-    return holds, shown + f"D {m['ex3_high_d']:.3f} at least, trigger {m['ex3_high_trig']:.4f} at most"
+    high_d, high_trig = at_least(m["ex3_high_d"], 4), at_most(m["ex3_high_trig"], 3)
+    return holds, shown + f"D at least {high_d}, trigger at most {high_trig}"
