@@ -17,6 +17,11 @@ from attnsink.model import AttentionModel
 from attnsink.task import TriggerTask
 
 GOOD = {
+    "clip_threshold": "0.0291",  # 0.03/1.03 = 0.029126, to three figures
+    "_clip_threshold": 0.03 / 1.03,
+    "_clip_zeroes": True,
+    "clip_keys": 35,
+    "seq_len": 16,
     "simplex_min_bos": 0.998,
     "simplex_min_row_bos": 0.9976,
     "unused_min_row_bos": 0.9936,
@@ -126,6 +131,7 @@ GOOD = {
 }
 
 BREAKS = {
+    "clip-threshold": {"clip_threshold": "0.0292"},  # printed above the threshold by more than half a unit
     "simplex-sinks": {"simplex_min_bos": 0.85},
     "simplex-sinks-every-row": {"simplex_min_row_bos": 0.85},
     "sinks-by-threshold": {"_gated_max_bos": 0.5},
@@ -169,6 +175,10 @@ BREAKS = {
 }
 
 MORE_BREAKS = [  # the other branches of claims that check several numbers
+    ("clip-threshold", {"_clip_zeroes": False}),  # the library's clip is not at the stated threshold
+    ("clip-threshold", {"clip_keys": 34}),  # 34 keys cannot all be at most the threshold
+    ("clip-threshold", {"seq_len": 40}),  # a sequence long enough to switch a row off
+    ("clip-threshold", {"_clip_threshold": 0.3 / 1.3, "clip_threshold": "0.231"}),  # not the rule's gamma
     ("partial-sink", {"_clip_a00": False}),
     ("partial-sink", {"_clipped_min_bos": 0.7}),  # below the floor less its error term
     ("gated-half", {"_gated_min_share": 0.5}),
@@ -239,7 +249,8 @@ def test_every_chapter_6_claim_holds_on_good_measures_and_fails_when_its_number_
 def test_the_rules_constants_are_the_ones_the_text_derives():
     c = ch06.rule_constants()
     assert c["clip_gamma"] == "\u22120.03" and c["clip_keys"] == 35 and c["seq_len"] == 16
-    assert c["clip_threshold"] == pytest.approx(0.03 / 1.03)
+    assert c["clip_threshold"] == "0.0291" and c["_clip_threshold"] == pytest.approx(0.03 / 1.03)
+    assert c["_clip_zeroes"] and not ch06.clip_zeroes(0.029) and not ch06.clip_zeroes(0.0292)  # the exact one only
     assert c["clip_least_row"] == pytest.approx(0.55) and 0.55 < c["clip_floor"] < 1
     assert c["rows_ratio"] == 15 and c["solved_pct"] == "1%"
     assert c["noise_dims"] == 13 and c["last_row"] == 15
@@ -444,10 +455,11 @@ def test_the_hand_built_heads_have_the_weights_the_text_gives():
     task = TriggerTask(bos=False)
     batch = task.sample(50, generator=torch.Generator().manual_seed(0))
     trig = batch.is_trigger
-    for rule, (a, c) in {"softmax1": (12, -12), "sink_logit": (24, 0), "sigmoid": (-12, -24), "gated": (0, 0)}.items():
+    thetas = {"softmax1": (12, -12), "sink_logit": (24, 0), "sigmoid": (-12, -24), "gated": (0, 0)}
+    for rule, (theta_t, theta_c) in thetas.items():
         model = ch06.off_construction(rule)
-        s = ch06.scores(model, batch.x)  # every key of a row scores alike: a at the trigger, c elsewhere
-        assert (s[trig] == a).all() and (s[~trig] == c).all(), rule
+        s = ch06.scores(model, batch.x)  # every key of a row scores alike: theta_T at the trigger, theta_C elsewhere
+        assert (s[trig] == theta_t).all() and (s[~trig] == theta_c).all(), rule
     assert ch06.off_construction("sink_logit").sink.item() == 12
     assert ch06.off_construction("sigmoid").W_V[0, 0, 0, 0].item() == pytest.approx(math.exp(12))
     _, (w,) = ch06.off_construction("gated")(batch.x)

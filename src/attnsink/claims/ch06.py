@@ -21,13 +21,13 @@ import pandas as pd
 import torch
 
 from ..analysis import noise_free_trigger_rms
-from ..attention import CLIP_GAMMA
+from ..attention import CLIP_GAMMA, clipped_softmax
 from ..cache import memoized
 from ..experiments import VARIANT_RULES
 from ..metrics import OFF_MASS, SINK_MASS, SOLVED, evaluate, sink_bound_terms
 from ..model import AttentionModel
 from ..profiles import FIGURE_TRIGGER_POS
-from ..prose import bound
+from ..prose import bound, readable
 from ..task import BOS as BOS_DIM
 from ..task import TRIGGER, TriggerTask
 from ..theory import mse_lower_bound, position_scale_error_bound, trigger_error_lower_bound
@@ -59,6 +59,7 @@ BOS_ROW0 = 1e-5  # and below this at BOS's own row 0: the proof's e^-M
 CONSTRUCT_ERR = 1e-6  # the relative error the text states for those heads at M = 12
 CONSTRUCT_MASS = 1e-4  # the weight the text states they keep at a non-trigger row: the proof's 16 e^-M is below it
 EXACT_ERR = 1e-12  # relu_visible's exact head: float32 rounding alone, far below this
+SPAN = (("lo", "down"), ("hi", "up"))  # a measured range's ends, printed outward: it holds every value
 FLOAT32_HALF_STEP = 2.0**-25  # float32 rounds every number within this of 1 to 1 (half its step below 1)
 
 
@@ -78,9 +79,10 @@ def off_construction(
     rule: str, margin: float = MARGIN, bos: bool = False, dtype: torch.dtype = torch.float32
 ) -> AttentionModel:
     """The head of prop-off-constructions for ``rule`` at margin M = ``margin`` (and
-    ``relu_visible``'s exact head, which needs no margin). Without BOS every token has x . u = 1
-    for u = e_trig + e_bias, so the score map (a e_trig + c e_bias) u^T scores a at the trigger
-    query and c at every other, on every key; values are a scale times the identity.
+    ``relu_visible``'s exact head, which needs no margin). Without BOS every token has x . v = 1
+    for v = e_trig + e_bias, so the score map (theta_T e_trig + theta_C e_bias) v^T scores theta_T
+    at the trigger query and theta_C at every other, on every key; values are a scale times the
+    identity.
     ``sink_logit`` takes its learned logit b_h = M, ``gated`` the gate w_h = M (e_trig - e_bias).
     With ``bos`` (``softmax1``, ``sink_logit`` and ``gated`` only), two additions that act on BOS
     alone: the score map gains -2M (e_bias + e_trig + e_bos) e_bos^T, so every query scores BOS
@@ -90,20 +92,20 @@ def off_construction(
         raise KeyError(f"no construction with BOS for {rule!r}")
     task = TriggerTask(bos=bos)
     n, bias = task.d_model, task.d_model - 1
-    a, c, scale = {
+    theta_t, theta_c, scale = {
         "softmax1": (margin, -margin, 1.0),
         "sink_logit": (2 * margin, 0.0, 1.0),
         "sigmoid": (-margin, -2 * margin, math.exp(margin)),
         "gated": (0.0, 0.0, 1.0),
         "relu_visible": (1.0, 0.0, 1.0),
     }[rule]
-    u, query, gate, indicators = (torch.zeros(n, dtype=dtype) for _ in range(4))
-    u[TRIGGER] = u[bias] = 1.0
-    query[TRIGGER], query[bias] = a, c
+    v, query, gate, indicators = (torch.zeros(n, dtype=dtype) for _ in range(4))
+    v[TRIGGER] = v[bias] = 1.0
+    query[TRIGGER], query[bias] = theta_t, theta_c
     gate[TRIGGER], gate[bias] = margin, -margin
     indicators[[BOS_DIM, TRIGGER, bias]] = 1.0  # every token has exactly one of the three
     eye = torch.eye(n, dtype=dtype)
-    score_map, values = torch.outer(query, u), scale * eye
+    score_map, values = torch.outer(query, v), scale * eye
     if bos:
         score_map -= 2 * margin * torch.outer(indicators, eye[BOS_DIM])
         values[BOS_DIM] = 0.0  # x W_V drops x's BOS coordinate
@@ -300,7 +302,7 @@ def rule_constants(task: TriggerTask | None = None) -> dict:
     """What the rules and the task fix before any training: the clip's threshold and floors,
     the floors the theory proves without BOS, and where the target's energy lies."""
     task = TriggerTask() if task is None else task
-    threshold = -CLIP_GAMMA / (1 - CLIP_GAMMA)  # clipped softmax zeroes probabilities below this
+    threshold = -CLIP_GAMMA / (1 - CLIP_GAMMA)  # clipped softmax zeroes probabilities up to this
     b = task.sample(20_000, generator=torch.Generator().manual_seed(1))
     rows_i = torch.arange(task.seq_len).expand_as(b.is_nontrigger)[b.is_nontrigger]
     nb_task = TriggerTask(bos=False)
@@ -310,8 +312,10 @@ def rule_constants(task: TriggerTask | None = None) -> dict:
     own = nb.x[nb.is_trigger][:, 2:-1] / (nb.trigger_pos + 1.0)[:, None]  # the trigger's share of the mean
     return {
         "clip_gamma": f"{CLIP_GAMMA:g}".replace("-", "\u2212"),
-        "clip_threshold": threshold,
-        "clip_keys": math.floor(1 / threshold) + 1,  # fewest keys whose probabilities can all be below it
+        "clip_threshold": readable(threshold, 3),  # the text's "approximately": three figures
+        "_clip_threshold": threshold,
+        "_clip_zeroes": clip_zeroes(threshold),
+        "clip_keys": math.ceil(1 / threshold),  # fewest keys whose probabilities can all be at most it
         "seq_len": task.seq_len,
         "last_row": task.seq_len - 1,
         "noise_dims": int(target[:, 2:-1].shape[1]),  # m, the noise coordinates (prop-positive-weights: m >= 2)
@@ -330,6 +334,16 @@ def rule_constants(task: TriggerTask | None = None) -> dict:
         "nb_bound_exact": trigger_error_lower_bound(nb_task, 0.0),
         "nb_bound_at_solved": trigger_error_lower_bound(nb_task, SOLVED),
     }
+
+
+def clip_zeroes(threshold: float, rel: float = 1e-6) -> bool:
+    """Whether :func:`attnsink.attention.clipped_softmax` (at :data:`CLIP_GAMMA`, in float64) gives 0
+    to a key whose softmax weight is just below ``threshold`` and a positive weight to one just
+    above it (``rel`` of it either side): the threshold the chapter states."""
+    p = torch.tensor([threshold * (1 - rel), threshold * (1 + rel)], dtype=torch.float64)
+    s = torch.stack([torch.zeros_like(p), torch.log(p / (1 - p))], dim=-1)  # key 1's softmax weight is p
+    w = clipped_softmax(s, torch.ones(2, 2, dtype=torch.bool))[:, 1]
+    return bool(w[0] == 0 and w[1] > 0)
 
 
 def split(result) -> tuple[dict, dict]:
@@ -557,6 +571,28 @@ def measures(result) -> dict:
     return m
 
 
+# ---- the rules ----
+
+
+@CHAPTER.claim(
+    "clip-threshold",
+    "A clipped_softmax weight is 0 exactly when its softmax weight p_ik is at most -gamma/(1 - gamma) = "
+    "0.03/1.03: the library zeroes a key just below it and keeps one just above. The text prints it to within "
+    "half a unit of its last figure (0.0291). A row can be all zeros only from 35 keys on (35 times the "
+    "threshold reaches 1, 34 times does not), more than the 16 of a sequence.",
+    profiles=BOTH,
+)
+def _(m):
+    thr, keys, shown = m["_clip_threshold"], m["clip_keys"], m["clip_threshold"]
+    half_unit = 0.5 * 10.0 ** -len(shown.split(".")[1])
+    printed = abs(float(shown) - thr) <= half_unit and math.isclose(thr, 0.03 / 1.03)
+    holds = m["_clip_zeroes"] and printed and (keys - 1) * thr < 1 <= keys * thr and m["seq_len"] < keys
+    return holds, (
+        f"threshold {thr:.6f}, printed {shown}; zeroed just below, kept just above: {m['_clip_zeroes']}; "
+        f"fewest keys {keys}, a sequence {m['seq_len']}"
+    )
+
+
 # ---- the task with BOS ----
 
 
@@ -603,8 +639,8 @@ def _(m):
     floor = m["clip_floor"] - m["clip_err_term"] - 1e-6
     holds = m["_clip_a00"] and m["_clip_slack"] >= -1e-5 and m["_clipped_min_bos"] >= max(floor, 0.5)
     return holds, (
-        f"smallest BOS mass {m['_clipped_min_bos']:.3f} ≥ {m['clip_floor']:.3f} − {m['clip_err_term']:.2g}; "
-        f"least slack {m['_clip_slack']:.2g}"
+        f"smallest BOS mass {m['_clipped_min_bos']:.3f}; floor {m['clip_floor']:g}, error term "
+        f"{m['clip_err_term']:.2g}; least slack {m['_clip_slack']:.2g}"
     )
 
 
@@ -634,10 +670,10 @@ def _(m):
 )
 def _(m):
     keys = ("relu_trig_bos_lo", "relu_vis_trig_bos_lo", "relu_map_bos", "relu_vis_map_bos")
+    lo, hi = ({r: readable(m[f"{r}_trig_bos_{end}"], 3, side) for r in ("relu", "relu_vis")} for end, side in SPAN)
     return min(m[k] for k in keys) >= RELU_TRIGGER_BOS, (
-        f"relu {m['relu_trig_bos_lo']:.3f} to {m['relu_trig_bos_hi']:.3f} (map {m['relu_map_bos']:.3f}), "
-        f"relu_visible {m['relu_vis_trig_bos_lo']:.3f} to {m['relu_vis_trig_bos_hi']:.3f} "
-        f"(map {m['relu_vis_map_bos']:.3f})"
+        f"relu {lo['relu']} to {hi['relu']} (map {m['relu_map_bos']:.3f}), "
+        f"relu_visible {lo['relu_vis']} to {hi['relu_vis']} (map {m['relu_vis_map_bos']:.3f})"
     )
 
 
@@ -687,7 +723,7 @@ def _(m):
 )
 def _(m):
     return m["_gated_min_share"] >= SINK and m["_gated_max_mass"] <= 0.7, (
-        f"smallest BOS share {m['_gated_min_share']:.3f}, largest mass {m['_gated_max_mass']:.2f}"
+        f"smallest BOS share {m['_gated_min_share']:.4f}, largest mass {m['_gated_max_mass']:.2f}"
     )
 
 
@@ -716,8 +752,8 @@ def _(m):
     holds = m["_sigmoid_min_row_bos"] == 1.0 and stated and gap and m["sigmoid_exact_gap"] < FLOAT32_HALF_STEP
     return holds, (
         f"smallest float32 weight {m['_sigmoid_min_row_bos']:.9g}; least BOS logit {least:.5g} (stated floor "
-        f"{m['sigmoid_bos_logit']}), exact gap below e^-floor = {m['sigmoid_exact_gap']:.3g} "
-        f"(tolerance {FLOAT32_HALF_STEP:.2g})"
+        f"{m['sigmoid_bos_logit']}), exact gap below e^-floor = {readable(m['sigmoid_exact_gap'], 3, 'up')} "
+        "(tolerance 2^-25)"
     )
 
 
@@ -735,7 +771,7 @@ def _(m):
         f"falls: {m['_relu_pos_falls']}; relu_visible {m['relu_vis_pos_first']:.3f} at 2, "
         f"{m['relu_vis_map_bos']:.3f} at 7 (the map; gap {m['_relu_map_gap']:.2g}), "
         f"{m['relu_vis_pos_last']:.3f} at 15; "
-        f"mean over positions {m['_relu_vis_pos_mean']:.3f}; means per seed from {m['relu_vis_trig_bos_lo']:.3f}"
+        f"mean over positions {m['_relu_vis_pos_mean']:.3f}; least per-seed mean {m['relu_vis_trig_bos_lo']:.3f}"
     )
 
 
@@ -751,7 +787,7 @@ def _(m):
 def _(m):
     holds = m["simplex_nb_min_err"] >= FAILS and m["_below_bound"] == 0 and m["_below_mse_floor"] == 0
     return holds, (
-        f"smallest error {m['simplex_nb_min_err']:.4f} (floors from {m['nb_bound_min']:.4g}); "
+        f"smallest error {m['simplex_nb_min_err']:.4f} (least floor {m['nb_bound_min']:.4g}); "
         f"{m['_below_bound']} below the floor, {m['_below_mse_floor']} below the MSE floor"
     )
 
@@ -784,7 +820,7 @@ def _(m):
 )
 def _(m):
     return max(m["simplex_out_noise"], m["simplex_out_var"]) < 0.05, (
-        f"noise {m['simplex_out_noise']:.2%}, variation {m['simplex_out_var']:.2%}"
+        f"largest noise share {m['simplex_out_noise']:.2%}, variation {m['simplex_out_var']:.2%}"
     )
 
 
@@ -817,7 +853,7 @@ def _(m):
 def _(m):
     holds = m["ex3_nb_share"] >= 0.999 and m["_ex3_beyond"] and m["_ex3_wb_within"] and m["_ex3_signs"]
     return holds, (
-        f"least share {m['ex3_nb_share']:.5f} (bounds up to {m['ex3_nb_bound']:.3f}); beyond: {m['_ex3_beyond']}; "
+        f"least share {m['ex3_nb_share']:.5f} (largest bound {m['ex3_nb_bound']:.3f}); beyond: {m['_ex3_beyond']}; "
         f"signs: {m['_ex3_signs']}"
     )
 
@@ -870,7 +906,7 @@ def _(m):
     )
     return holds, (
         f"M = {m['construct_margin']}; largest relative error {m['construct_max_err']:.2g} (proved below "
-        f"{m['construct_err_bound']:.2g}); largest row mass {m['construct_max_mass']:.2g}"
+        f"{readable(m['construct_err_bound'], 2, 'up')}); largest row mass {m['construct_max_mass']:.2g}"
     )
 
 
@@ -949,7 +985,7 @@ def _(m):
         and m["_form_row0_out"] == 0
     )
     return holds, (
-        f"{m['_form_cases']} cases; (1 - c_j) e^M from {m['_form_c_lo']:.3g} to {m['_form_c_hi']:.7f}; off the "
+        f"{m['_form_cases']} cases; (1 - c_j) e^M least {m['_form_c_lo']:.3g}, largest {m['_form_c_hi']:.7f}; off the "
         f"line {m['_form_off_line']:.2g} of the bound; largest share of a bound {max(shares):.7f}; row 0's "
         f"output {m['_form_row0_out']:.2g}"
     )
@@ -1030,7 +1066,8 @@ def _(m):
 )
 def _(m):
     holds = 0 < m["_sigmoid_err_lo"] and m["_sigmoid_err_hi"] < SOLVED
-    return holds, f"{m['_sigmoid_err_lo']:.2g} to {m['_sigmoid_err_hi']:.2g} (mean {m['sigmoid_err']:.2g})"
+    lo, hi = (readable(m[f"_sigmoid_err_{end}"], 2, side) for end, side in SPAN)
+    return holds, f"{lo} to {hi} (mean {m['sigmoid_err']:.2g})"
 
 
 @CHAPTER.claim(
