@@ -93,7 +93,9 @@ GOOD = {  # the full runs' measures, rounded
     "course_rise_seed": 2,
     "course_rise_head": 2,
     "course_rise_from": 0.36,
-    "course_rise_to": 0.999,
+    "course_rise_to": 0.99949,
+    "course_rise_end": "0.9995",
+    "course_mid_step": 2500,
     "off_peak": 0.89,
     "off_n_heads": 40,
     "off_n_parked": 39,
@@ -199,6 +201,23 @@ GOOD = {  # the full runs' measures, rounded
     "noticed_norm_min": 1.65,
     "noticed_trig_min": 8.6e-4,
     "noticed_ctl_min": 0.0056,
+    "relu_row_top": 1.62,
+    "sigmoid_row_top": 0.958,
+    "softmax1_row_top": 0.276,
+    "sink_logit_row_top": 0.967,
+    "off_row_top_min": 0.276,
+    "relu_on_share": 0.0017,
+    "sigmoid_on_share": 0.0090,
+    "softmax1_on_share": 0.0019,
+    "sink_logit_on_share": 0.0095,
+    "off_on_share": 0.0095,
+    "soft_sink_min": 0.5,
+    "soft_sink_max": 0.5,
+    "heads_per_model": 8,
+    "nobos_every_first_trig_max": 0.31,
+    "nb_l1_first_min": 0.0750,
+    "nb_l1_first_max": 0.0754,
+    "nb_l1_entropy_min": 0.9999,
 }
 BREAKS = {  # claim -> a change of the measures that makes it false
     "learns-language": {"excess_max": 0.2},
@@ -266,6 +285,10 @@ BREAKS = {  # claim -> a change of the measures that makes it false
     "no-bos-rest-even": {"nb_rest_trig_max": 0.16},
     "no-job-parks-or-not": {"idle_cost": 0.01},
     "louder-at-ordinary": {"norm_factor": 1.8},
+    "single-rows-carry-more": {"off_row_top_min": 0.15},
+    "rows-mostly-off": {"off_on_share": 0.011},
+    "sink-share-first-layer": {"soft_sink_max": 0.625},
+    "second-layer-even-no-bos": {"nb_l1_entropy_min": 0.9997},
 }
 MORE_BREAKS = [  # the other branches of the claims that check several numbers
     ("learns-language", {"below_best": -0.02}),
@@ -371,6 +394,16 @@ MORE_BREAKS = [  # the other branches of the claims that check several numbers
     ("louder-at-ordinary", {"nb_n_copy": 0}),
     ("no-bos-rest-even", {"nb_even_trigger": 0.09}),  # the even share at triggers, not over every query
     ("no-bos-rest-even", {"nb_even_trigger": 0.06}),
+    ("single-rows-carry-more", {"relu_row_top": 0.9}),  # no ReLU row over 1
+    ("sink-share-first-layer", {"heads_per_model": 12}),  # 4 of 12 heads are not half
+    ("sink-share-first-layer", {"soft_sink_min": 0.25, "soft_sink_max": 0.25}),
+    ("sink-share-first-layer", {"soft_first_min": 0.25}),  # a first-layer head is no sink
+    ("sink-share-first-layer", {"l1_first_max": 0.35}),  # a second-layer head is one
+    ("no-bos-no-head-parks", {"nobos_every_first_trig_max": 0.55}),  # parks at triggers
+    ("second-layer-even-no-bos", {"nb_l1_first_max": 0.0770}),
+    ("second-layer-even-no-bos", {"nb_l1_first_min": 0.0725}),
+    ("course-late-rise", {"course_rise_to": 0.9989, "course_rise_end": "0.9989"}),  # not over 0.999
+    ("course-late-rise", {"course_rise_end": "1.00"}),  # the printed end is not the measured one
 ]
 
 
@@ -471,6 +504,7 @@ def fake():
 def measured(fake):
     with pytest.MonkeyPatch.context() as patch:
         patch.setattr(ch07, "N_FRESH", 32)  # fewer fresh sequences: the same code, in a blink
+        patch.setattr(ch07, "memoized", lambda fn: fn)  # nothing kept in the results cache
         return ch07.measures(fake, fake_courses())
 
 
@@ -532,6 +566,28 @@ def test_chapter_7_measures_read_the_runs(fake, measured):
     assert len(m["_where"]) == 2 and m["top_self_max"] <= 1 and m["nb_first_min"] <= m["nobos_first_max"]
 
 
+def test_chapter_7_reads_single_rows_and_both_kinds_of_query(fake, measured):
+    """Row by row on the metrics sequences: a single row carries at least its head's mean, the
+    share of rows switched on is a share; without BOS, the trigger side and the second layer."""
+    m = measured
+    for rule in ch07.OFF_RULES:
+        assert m[f"{rule}_row_top"] >= m[f"{rule}_row_max"] - 1e-6, rule
+        assert 0 <= m[f"{rule}_on_share"] <= 1, rule
+    assert m["off_on_share"] == max(m[f"{rule}_on_share"] for rule in ch07.OFF_RULES)
+    assert m["off_row_top_min"] == min(m[f"{rule}_row_top"] for rule in ch07.OFF_RULES)
+    x = language().sample(8, seed=0)
+    rows = ch07.first_layer_rows(fake.results["softmax", True][0], x[:, :-1])  # (heads, n, query)
+    assert rows.shape == (2, 8, x.shape[1] - 1) and torch.allclose(rows, torch.ones_like(rows), atol=1e-5)
+    assert (ch07.first_layer_rows(fake.results["softmax1", True][0], x[:, :-1]) <= 1 + 1e-6).all()
+    no_bos = [r for r in fake.runs if not r["bos"]]
+    assert m["nobos_every_first_trig_max"] == pytest.approx(max(max(map(max, r["first_trigger"])) for r in no_bos))
+    nb = next(r for r in no_bos if r["attention"] == "softmax")
+    assert m["nb_l1_first_min"] == pytest.approx(min(nb["first_ordinary"][1]))
+    assert m["nb_l1_first_max"] == pytest.approx(max(nb["first_ordinary"][1]))
+    assert m["nb_l1_entropy_min"] == pytest.approx(min(nb["entropy_ordinary"][1]))
+    assert (m["heads_per_model"], m["soft_sink_min"], m["soft_sink_max"]) == (4, 0.0, 0.0)  # 2 layers of 2
+
+
 def test_chapter_7_reads_where_the_rows_go_on_the_metrics_sequences():
     import inspect
 
@@ -562,6 +618,7 @@ def test_chapter_7_course_measures_follow_the_records(fake, measured):
     assert m["course_settled"] == 400 and m["course_flat"] == 100
     assert (m["course_rise_seed"], m["course_rise_head"]) == (0, 1)
     assert m["course_rise"] == pytest.approx(0.8) and m["course_rise_from"] == pytest.approx(0.2)
+    assert m["course_rise_end"] == "1.000" and m["course_mid_step"] == STEPS // 2  # four figures, to the nearest
     # softmax1 parks at 0.5 until step 200, sink_logit at 0.7 at step 100: the later one counts
     assert m["off_peak"] == pytest.approx(0.7) and m["off_left"] == 200
     # of the four heads, only sink_logit's first passes 0.5 (softmax1's reaches 0.5 exactly)
