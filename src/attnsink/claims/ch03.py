@@ -142,7 +142,7 @@ def _trained(task, batch, relu_runs) -> dict:
         "key_spread": float(compare["spread over keys"].max()),
         "key_spread_j": float((compare["trigger j"] * compare["spread over keys"]).max()),
         "key_spread_rel": float((compare["trigger j"] * compare["spread over keys"] / c).max()),
-        "key_spread_share": _percent_up((compare["trigger j"] * compare["spread over keys"] / c).max()),
+        "key_spread_share": _percent((compare["trigger j"] * compare["spread over keys"] / c).max(), "up"),
         "off_diagonal": float(compare["value map on noise (off-diagonal)"].max()),
         "bos_w": float(compare["j x weight on BOS"].mean()),
         "bos_w_min": float(compare["j x weight on BOS"].min()),
@@ -184,7 +184,7 @@ def _bos_and_diagonal(relu_runs, batch, compare, positions) -> dict:
     share = bound(bos_sd_share, "up") if np.isfinite(bos_sd_share) else bos_sd_share  # inf: no BOS weight
     return {
         "bos_sd": bound(bos_sd, "up"),
-        "bos_sd_share": f"{share:.1%}",
+        "bos_sd_share": _percent(share, "up"),
         "_bos_sd_share": share,
         "diag_gap": bound(diag_gap, "up"),
         "content_gap": bound(content_gap, "up"),
@@ -232,9 +232,26 @@ def _trigger_channel(relu_runs, batch, compare, positions) -> dict:
     }
 
 
-def _percent_up(share: float) -> str:
-    """``share`` as a percentage with one decimal, rounded up: the text states it as an upper bound."""
-    return f"{np.ceil(round(share * 1000, 9)) / 10:.1f}%"
+def _percent(share: float, toward: str, places: int = 1) -> str:
+    """``share`` as a percentage with ``places`` decimals, rounded ``toward`` "up" (the text states
+    it as an upper bound) or "down" (a lower bound, or a range's lower end)."""
+    step = np.ceil if toward == "up" else np.floor
+    return f"{step(round(share * 100 * 10**places, 9)) / 10**places:.{places}f}%"
+
+
+def _span(lo: float, hi: float, digits: int = 2, unit: str = "") -> str:
+    """The range ``lo`` to ``hi`` as a claim's measured string prints it: rounded outward."""
+    return f"{readable(lo, digits, toward='down')}{unit} to {readable(hi, digits, toward='up')}{unit}"
+
+
+def _up(x: float, digits: int = 2) -> str:
+    """``x`` after "at most" or "within": rounded up."""
+    return readable(x, digits, toward="up")
+
+
+def _down(x: float, digits: int = 2) -> str:
+    """``x`` after "at least" or "≥": rounded down."""
+    return readable(x, digits, toward="down")
 
 
 def _no_bos(nobos) -> dict:
@@ -425,8 +442,8 @@ def _exercises(task, batch, relu_runs) -> dict:
         "ex3_on_min": float(margins.on.min()),
         "ex3_bos_min": float(margins.bos.min()),
         "ex3_bos_max": float(margins.bos.max()),
-        "ex3_share_min": f"{share.min():.0%}",
-        "ex3_share_max": f"{share.max():.0%}",
+        "ex3_share_min": _percent(share.min(), "down", 0),  # the ends of a range: outward
+        "ex3_share_max": _percent(share.max(), "up", 0),
         "_ex3_share_min": float(share.min()),
         "_ex3_share_max": float(share.max()),
         "ex3_off_grad": _off_row_gradient(batch, relu_runs),
@@ -548,7 +565,7 @@ def _(m):
 def _(m):
     lowest = min(m["vis_construct"], m["pos_trained_min"])
     return m["n_vis_trained"] >= 1 and lowest >= m["pos_bound"] - 1e-6, (
-        f"lowest {lowest:.4f} ≥ floor {m['pos_bound']:.4f} ({m['n_vis_trained']} trained)"
+        f"lowest {_down(lowest, 3)} ≥ floor {_down(m['pos_bound'], 3)} ({m['n_vis_trained']} trained)"
     )
 
 
@@ -559,7 +576,7 @@ def _(m):
 )
 def _(m):
     return m["pos_trained_ratio"] < 1.5 and m["pos_trained_max"] < 0.5 * m["vis_construct"], (
-        f"trained at most {m['pos_trained_ratio']:.2f} × floor; construction {m['vis_construct_ratio']:.1f} ×"
+        f"trained at most {_up(m['pos_trained_ratio'], 3)} × floor; construction {m['vis_construct_ratio']:.1f} ×"
     )
 
 
@@ -584,8 +601,8 @@ def _(m):
     every_j = m["_c_positions"] == m["_all_positions"]
     return every_j and m["c_range"] < 0.01 and m["key_spread_rel"] < 0.01, (
         f"read at j = {m['_c_positions'][0]}..{m['_c_positions'][-1]} ({len(m['_c_positions'])} positions); "
-        f"γ varies by at most {m['c_range']:.4f} within a seed; std of j × weight over keys at most "
-        f"{m['key_spread_j']:.3f}, {m['key_spread_rel']:.2%} of γ"
+        f"γ varies by at most {_up(m['c_range'])} within a seed; std of j × weight over keys at most "
+        f"{_up(m['key_spread_j'])}, {_percent(m['key_spread_rel'], 'up', 2)} of γ"
     )
 
 
@@ -597,8 +614,8 @@ def _(m):
 )
 def _(m):
     return m["c_scale_gap"] < 0.02 and m["diag_gap"] < 0.02 and m["off_diagonal"] < 0.01, (
-        f"γ × mean diagonal within {m['c_scale_gap']:.3f} of 1, every entry within {m['diag_gap']:.3f}; "
-        f"off-diagonal at most {m['off_diagonal']:.2g}"
+        f"γ × mean diagonal within {_up(m['c_scale_gap'])} of 1, every entry within {_up(m['diag_gap'])}; "
+        f"off-diagonal at most {_up(m['off_diagonal'])}"
     )
 
 
@@ -609,7 +626,7 @@ def _(m):
 )
 def _(m):
     return 0 < m["bos_sd"] and m["_bos_sd_share"] <= 0.02, (
-        f"std at most {m['bos_sd']:.2g}/j, {m['bos_sd_share']} of the mean; mean at least {m['bos_w_min']:.2f}/j"
+        f"std at most {_up(m['bos_sd'])}/j, {m['bos_sd_share']} of the mean; mean at least {_down(m['bos_w_min'], 3)}/j"
     )
 
 
@@ -619,7 +636,7 @@ def _(m):
     "reads (noise and bias channels, every column) lies within 0.01 of the identity's.",
 )
 def _(m):
-    return m["content_gap"] < 0.01, f"largest gap {m['content_gap']:.3f}"
+    return m["content_gap"] < 0.01, f"largest gap at most {_up(m['content_gap'])}"
 
 
 @CHAPTER.claim(
@@ -628,7 +645,7 @@ def _(m):
     "position, against the construction's 1.",
 )
 def _(m):
-    return 2.5 < m["c_min"] and m["c_max"] < 3.5, f"γ from {m['c_min']:.2f} to {m['c_max']:.2f}"
+    return 2.5 < m["c_min"] and m["c_max"] < 3.5, f"γ from {_span(m['c_min'], m['c_max'], 3)}"
 
 
 @CHAPTER.claim(
@@ -640,8 +657,8 @@ def _(m):
 def _(m):
     holds = 0.2 < m["bos_share_min"] and m["bos_share_max"] < 0.4
     return holds and m["bos_value_min"] > 0.1 and 0.5 < m["bos_w_min"] and m["bos_w_max"] < 3, (
-        f"weight {m['bos_w_min']:.2f}/j to {m['bos_w_max']:.2f}/j; share {m['bos_share_min']:.2f} to "
-        f"{m['bos_share_max']:.2f}; |BOS value| ≥ {m['bos_value_min']:.2f}"
+        f"weight {_span(m['bos_w_min'], m['bos_w_max'], 3, '/j')}; "
+        f"share {_span(m['bos_share_min'], m['bos_share_max'])}; |BOS value| ≥ {_down(m['bos_value_min'])}"
     )
 
 
@@ -657,9 +674,9 @@ def _(m):
     rescaled = m["c_scale_gap"] < 0.02 and m["off_diagonal"] < 0.01
     bos_term = m["bos_w_min"] > 0.5 and m["bos_value_min"] > 0.1 and m["_bos_sd_share"] <= 0.02
     return same_tokens and rescaled and bos_term, (
-        f"off elsewhere: {m['trained_off_max'] == 0}; γ × value scale within {m['c_scale_gap']:.3f} of 1; "
-        f"BOS weight ≥ {m['bos_w_min']:.2f}/j, its std ≤ {m['bos_sd_share']} of its mean; "
-        f"|BOS value| ≥ {m['bos_value_min']:.2f}"
+        f"off elsewhere: {m['trained_off_max'] == 0}; γ × value scale within {_up(m['c_scale_gap'])} of 1; "
+        f"BOS weight ≥ {_down(m['bos_w_min'], 3)}/j, its std ≤ {m['bos_sd_share']} of its mean; "
+        f"|BOS value| ≥ {_down(m['bos_value_min'])}"
     )
 
 
@@ -671,7 +688,7 @@ def _(m):
 )
 def _(m):
     return 0.5 < m["own_value_min"] and m["own_value_max"] < 0.9, (
-        f"γ × (W_VO)_11 from {m['own_value_min']:.3f} to {m['own_value_max']:.3f}, mean {m['own_value']:.3f}"
+        f"γ × (W_VO)_11 from {_span(m['own_value_min'], m['own_value_max'], 3)}, mean {m['own_value']:.3f}"
     )
 
 
@@ -685,8 +702,8 @@ def _(m):
 def _(m):
     holds = m["own_bos_gap"] < 0.01 and m["_trigger_bos_min"] > 0.2
     return holds and m["content_trigger"] < 0.02, (
-        f"trigger token + BOS within {m['own_bos_gap']:.4f} of 1; BOS at least {m['_trigger_bos_min']:.3f}; "
-        f"content at most {m['content_trigger']:.3f}"
+        f"trigger token + BOS within {_up(m['own_bos_gap'])} of 1; BOS at least {_down(m['_trigger_bos_min'], 3)}; "
+        f"content at most {_up(m['content_trigger'])}"
     )
 
 
@@ -699,8 +716,8 @@ def _(m):
 def _(m):
     wider = m["own_bos_gap_seq"] > m["own_bos_gap"] and m["content_trigger_seq"] > m["content_trigger"]
     return wider and m["own_bos_gap_seq"] < 0.03 and m["content_trigger_seq"] < 0.05, (
-        f"trigger token + BOS within {m['own_bos_gap_seq']:.4f} of 1 (on average {m['own_bos_gap']:.4f}); "
-        f"content at most {m['content_trigger_seq']:.3f} (on average {m['content_trigger']:.3f})"
+        f"trigger token + BOS within {_up(m['own_bos_gap_seq'], 3)} of 1 (on average {_up(m['own_bos_gap'])}); "
+        f"content at most {_up(m['content_trigger_seq'])} (on average {_up(m['content_trigger'])})"
     )
 
 
@@ -726,7 +743,7 @@ def _(m):
 )
 def _(m):
     return m["nb_bound_ok"] and m["nb_soft_mse_min"] >= m["nb_mse_floor"], (
-        f"trigger floors hold: {m['nb_bound_ok']}; MSE {m['nb_soft_mse_min']:.3g} ≥ {m['nb_mse_floor']:.3g}"
+        f"trigger floors hold: {m['nb_bound_ok']}; MSE {_down(m['nb_soft_mse_min'], 3)} ≥ {_down(m['nb_mse_floor'], 3)}"
     )
 
 
@@ -741,7 +758,7 @@ def _(m):
     holds = m["pw_n_noise"] >= 2 and m["pw_nb_heads"] >= 1 and m["pw_nb_shape"]
     return holds and m["pw_nb_simplex_gap"] < 1e-5, (
         f"m = {m['pw_n_noise']}; {m['pw_nb_heads']} heads, one causal layer without residual: {m['pw_nb_shape']}; "
-        f"rows off the simplex by at most {m['pw_nb_simplex_gap']:.2g}"
+        f"rows off the simplex by at most {_up(m['pw_nb_simplex_gap'])}"
     )
 
 
@@ -755,8 +772,8 @@ def _(m):
 def _(m):
     holds = m["nb_mse_units_gap"] < 0.03 and 0.07 < m["nb_mse_floor_rel"] < 0.09
     return holds and m["nb_soft_sum_min"] > 0.4, (
-        f"MSE in those units within {m['nb_mse_units_gap']:.1%} of the sum; floor {m['nb_mse_floor_rel']:.4f}; "
-        f"sums at least {m['nb_soft_sum_min']:.3f}"
+        f"MSE in those units within {_percent(m['nb_mse_units_gap'], 'up')} of the sum; "
+        f"floor {m['nb_mse_floor_rel']:.4f}; sums at least {_down(m['nb_soft_sum_min'], 3)}"
     )
 
 
@@ -768,7 +785,7 @@ def _(m):
 )
 def _(m):
     return 0.3 < m["nb_floor0"] < 0.35 and m["nb_bound_min"] > 0.1, (
-        f"floor {m['nb_floor0']:.4f} at exact rows; at least {m['nb_bound_min']:.3f} at the heads' errors"
+        f"floor {m['nb_floor0']:.4f} at exact rows; at least {_down(m['nb_bound_min'])} at the heads' errors"
     )
 
 
@@ -779,7 +796,7 @@ def _(m):
 )
 def _(m):
     return m["nb_soft_nontrig"] < 1e-3 and m["nb_soft_vnorm"] < 0.2 * m["nb_relu_vnorm"], (
-        f"non-trigger error ≤ {m['nb_soft_nontrig']:.2g}; values {m['nb_soft_vnorm']:.3f} vs {m['nb_relu_vnorm']:.2f}"
+        f"non-trigger error ≤ {_up(m['nb_soft_nontrig'])}; values {m['nb_soft_vnorm']:.3f} vs {m['nb_relu_vnorm']:.2f}"
     )
 
 
@@ -791,8 +808,7 @@ def _(m):
 )
 def _(m):
     return m["nb_pos0_gap"] < 0.01, (
-        f"on position 0 {m['nb_soft_pos0_min']:.3f} to {m['nb_soft_pos0_max']:.3f}; "
-        f"even spread {m['_nb_even_pos0']:.3f}"
+        f"on position 0 {_span(m['nb_soft_pos0_min'], m['nb_soft_pos0_max'], 3)}; even spread {m['_nb_even_pos0']:.3f}"
     )
 
 
@@ -803,7 +819,8 @@ def _(m):
 )
 def _(m):
     return m["nb_soft_self"] > 0.99 and m["nb_soft_uneven"] < 0.15, (
-        f"weight on the trigger token {m['nb_soft_self']:.3f}; rows within {m['nb_soft_uneven']:.0%} of even"
+        f"weight on the trigger token {m['nb_soft_self']:.3f}; "
+        f"rows within {_percent(m['nb_soft_uneven'], 'up')} of even"
     )
 
 
@@ -816,7 +833,7 @@ def _(m):
     every_j = m["_nb_self_positions"] == m["_nb_all_positions"]
     return every_j and m["nb_soft_other_max"] < 1e-6, (
         f"read at j = {m['_nb_self_positions'][0]}..{m['_nb_self_positions'][-1]}; "
-        f"other keys at most {m['nb_soft_other_max']:.2g} together"
+        f"other keys at most {_up(m['nb_soft_other_max'])} together"
     )
 
 
@@ -859,7 +876,8 @@ def _(m):
 )
 def _(m):
     return m["nb_relu_mass"] == 0 and m["nb_relu_off_fig"] == 0 and m["nb_relu_row_spread"] < 0.05, (
-        f"non-trigger mass {m['nb_relu_mass']:.2g}; trigger row's weights within {m['nb_relu_row_spread']:.1%}"
+        f"non-trigger mass {m['nb_relu_mass']:.2g}; "
+        f"trigger row's weights within {_percent(m['nb_relu_row_spread'], 'up')}"
     )
 
 
@@ -874,7 +892,7 @@ def _(m):
 def _(m):
     others = min(m["ex_floor_visible"], m["ex_floor_sqrt"], m["ex_floor_square"], m["ex_floor_none"])
     return m["ex_exact_max"] < 1e-9 and others > 1e-3 and m["ex_floor_square"] > 2 * m["ex_floor_none"], (
-        f"1/j scales {m['ex_exact_max']:.1g}; others ≥ {others:.4f}; "
+        f"1/j scales {m['ex_exact_max']:.1g}; others ≥ {_down(others, 3)}; "
         f"1/max(i,1)² {m['ex_floor_square']:.4f} vs none {m['ex_floor_none']:.4f}"
     )
 
@@ -909,7 +927,7 @@ def _(m):
 )
 def _(m):
     return m["ex3_off_max"] < 0 and 0.04 < m["_ex3_share_min"] and m["_ex3_share_max"] < 0.10, (
-        f"largest {m['ex3_off_min']:.2f} to {m['ex3_off_max']:.2f}; "
+        f"largest {_span(m['ex3_off_min'], m['ex3_off_max'])}; "
         f"{m['ex3_share_min']} to {m['ex3_share_max']} of the trigger's"
     )
 
@@ -921,7 +939,7 @@ def _(m):
 )
 def _(m):
     return m["ex3_bos_max"] <= 0 and m["ex3_bos_min"] > -0.05, (
-        f"BOS's score {m['ex3_bos_min']:.3f} to {m['ex3_bos_max']:.2g} across heads"
+        f"BOS's score {_span(m['ex3_bos_min'], m['ex3_bos_max'])} across heads"
     )
 
 

@@ -47,6 +47,11 @@ def _at_most(x: float) -> float:
     return bound(x, "up")
 
 
+def _span(lo: float, hi: float, digits: int = 2) -> str:
+    """The range ``lo`` to ``hi`` as a claim's measured string prints it: rounded outward."""
+    return f"{readable(lo, digits, toward='down')} to {readable(hi, digits, toward='up')}"
+
+
 def _stated(text: str) -> float:
     """The number a glued string stands for (:func:`attnsink.claims.bounds.printed`); NaN for
     readable's dash, which stands for no measure (runs without the models or histories)."""
@@ -711,8 +716,7 @@ def _(m):
 def _(m):
     lo, hi = m["_deep_linf_x"]
     ok = 1.5 <= lo and hi <= 3.2 and (m["deep_linf_x_lo"], m["deep_linf_x_hi"]) == (1.5, 3.2)
-    times = f"{lo:.3f} to {hi:.3f} times"
-    return ok, f"{m['deep_linf_min']:.4f} to {m['deep_linf']:.4f}: {times}"
+    return ok, f"{_span(m['deep_linf_min'], m['deep_linf'])}: {_span(lo, hi, 4)} times"
 
 
 @CHAPTER.claim(
@@ -731,8 +735,9 @@ def _(m):
 )
 def _(m):
     ok = m["_fig_soft_bos"] > 0.5 and m["_fig_soft_trigger"] > 0.5 and m["_fig_relu_rows"] < 0.01
-    shown = f"BOS ≥ {m['_fig_soft_bos']:.2f}, trigger content ≥ {m['_fig_soft_trigger']:.2f}"
-    return ok, f"{shown}; ReLU rows ≤ {m['_fig_relu_rows']:.2g}"
+    shown = f"BOS ≥ {readable(m['_fig_soft_bos'], toward='down')}"
+    shown += f", trigger content ≥ {readable(m['_fig_soft_trigger'], toward='down')}"
+    return ok, f"{shown}; ReLU rows ≤ {readable(m['_fig_relu_rows'], toward='up')}"
 
 
 @CHAPTER.claim(
@@ -743,7 +748,7 @@ def _(m):
 def _(m):
     ok = m["_fig_big_parks"] > 0 and m["_fig_big_spread"] > 0 and m["_fig_big_peak"] < 0.2
     shown = f"{m['_fig_big_parks']} on BOS, {m['_fig_big_spread']} on the content"
-    return ok, f"{shown}; one token at most {m['_fig_big_peak']:.3f} of a row"
+    return ok, f"{shown}; one token at most {readable(m['_fig_big_peak'], 3, toward='up')} of a row"
 
 
 # ---- what each head does ----
@@ -781,7 +786,8 @@ def _(m):
         and 0.5 <= m["soft_sink_bos_min"] < 0.6
     )
     shown = f"{m['soft_sinks']} sinks"
-    return ok, f"{shown}; BOS mass {m['soft_sink_bos_min']:.2f}, then from {m['_soft_sink_bos_next']:.4f}"
+    rest = readable(m["_soft_sink_bos_next"], 4, toward="down")
+    return ok, f"{shown}; BOS mass {m['soft_sink_bos_min']:.2f}, then from {rest}"
 
 
 @CHAPTER.claim(
@@ -822,7 +828,7 @@ def _(m):
     rest = max(m["relu_max_mass"], m["blocks_relu_next"], m["sweep_relu_max_mass"])
     off = m["n_relu_off"] == m["n_relu_heads"] and m["blocks_relu_off"] == m["blocks_relu_heads"]
     ok = off and rest < 1e-3 and 0.05 < m["_blocks_relu_top"] < OFF_MASS
-    return ok, f"all others at most {rest:.2g}; that one {m['_blocks_relu_top']:.4f}"
+    return ok, f"all others at most {readable(rest, toward='up')}; that one {m['_blocks_relu_top']:.4f}"
 
 
 @CHAPTER.claim(
@@ -900,7 +906,8 @@ def _(m):
     "With pre-LayerNorm every ReLU model ends with a smaller largest error than every softmax model.",
 )
 def _(m):
-    shown = f"ReLU at most {m['ln_relu_hi']:.3f}, softmax at least {m['ln_soft_lo']:.3f}"
+    shown = f"ReLU at most {readable(m['ln_relu_hi'], 3, toward='up')}"
+    shown += f", softmax at least {readable(m['ln_soft_lo'], 3, toward='down')}"
     return m["ln_relu_hi"] < m["ln_soft_lo"], shown
 
 
@@ -946,8 +953,9 @@ def _(m):
     ok = m["_ln_loss_n"] == m["ln_runs"] > 0 and printed(readable(lo, toward="down")) > 1 and lo <= hi
     late, stated, late_hi = m["_ln_loss_late_lo"], _stated(m["ln_loss_late_lo"]), m["ln_loss_late_hi"]
     ok = ok and 1 < stated <= late < 1.01 and late <= late_hi
-    shown = f"{m['_ln_loss_n']} models: {lo:.3f}- to {hi:.3f}-fold"
-    return ok, f"{shown}; in the last fifth {late:.4f}- (stated {stated:g}) to {late_hi:.3f}-fold"
+    shown = f"{m['_ln_loss_n']} models: {_span(lo, hi, 4)}-fold"
+    last = f"{readable(late, 5, toward='down')} (stated {stated:g}) to {readable(late_hi, 4, toward='up')}"
+    return ok, f"{shown}; in the last fifth {last}-fold"
 
 
 @CHAPTER.claim(
@@ -1070,7 +1078,8 @@ def _(m):
     lo, missed, met = m["_sweep_missed_rel_lo"], m["_sweep_missed_rel"], m["_sweep_stopped_rel"]
     within = m["sweep_missed_rel_lo"] <= lo <= missed <= m["sweep_missed_rel"] < 2e-4
     ok = within and met <= m["sweep_stopped_rel"] < 1e-4 and m["sweep_stopped_rel"] < m["sweep_missed_rel_lo"]
-    return ok, f"missed {lo:.3g} to {missed:.3g} (stated {m['sweep_missed_rel_lo']:g}); met at most {met:.3g}"
+    shown = f"missed {_span(lo, missed, 3)} (stated {m['sweep_missed_rel_lo']:g})"
+    return ok, f"{shown}; met at most {readable(met, 3, toward='up')}"
 
 
 @CHAPTER.claim(
@@ -1122,8 +1131,9 @@ def _(m):
 )
 def _(m):
     ok = 0.7 <= m["timing_median_lo"] <= m["timing_median"] <= m["timing_median_hi"] <= 0.8
-    shown = f"median {m['timing_median']:.2f} (between {m['timing_median_lo']:.2f} and {m['timing_median_hi']:.2f})"
-    return ok, f"{shown}, range {m['_timing_lo']:.2f} to {m['_timing_hi']:.2f}"
+    between = _span(m["timing_median_lo"], m["timing_median_hi"]).replace(" to ", " and ")
+    shown = f"median {m['timing_median']:.2f} (between {between})"
+    return ok, f"{shown}, range {_span(m['_timing_lo'], m['_timing_hi'])}"
 
 
 @CHAPTER.claim(
@@ -1136,7 +1146,8 @@ def _(m):
     slack = m["_timing_slack"] <= m["timing_slack"] <= 0.05
     ok = slack and m["timing_coarse"] <= 4 and m["timing_coarse_top"] == m["timing_coarse"]
     ok = ok and (m["timing_coarse"] == 0 or m["_timing_coarse_lo"] >= m["timing_coarse_lo"] >= 0.3)
-    shown = f"within {m['timing_slack']:.3f}; {m['timing_coarse']} coarse runs, from {m['timing_coarse_lo']:.2f}"
+    coarse = f"{m['timing_coarse']} coarse runs, from {readable(m['timing_coarse_lo'], toward='down')}"
+    shown = f"within {readable(m['timing_slack'], toward='up')}; {coarse}"
     return ok, shown
 
 
