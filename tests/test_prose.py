@@ -39,3 +39,9 @@ def test_readable_never_prints_five_decimals():
     assert readable(0.00257) == "0.0026" and readable(0.0123, 3) == "0.0123"
     assert readable(3.2e-5) == "3.2 × 10⁻⁵" and readable(0.9987) == "0.999"
     assert readable(0.00257, 3, toward="up") == "2.57 × 10⁻³"
+
+
+def test_readable_keeps_numbers_near_one_in_decimals():
+    from attnsink.prose import readable
+
+    assert "×" not in readable(0.9999999, 3, toward="down")  # its figures grow near 1, not its scale

@@ -35,7 +35,7 @@ def readable(x, digits: int = 2, toward: str | None = None) -> str:
     """A measured number as the text quotes it: an integer with thousands separated
     ('12,000'); a float to ``digits`` significant figures, more where rounding would carry
     it up to the next power of ten ('0.998', not '1.0'; '0.12'; '4.7'; '1,200'); below 10⁻³ or
-    from 10⁶ on, or where it would need five decimals, as a mantissa times a power of ten
+    from 10⁶ on, or below 10⁻² where it would need five decimals, as a mantissa times a power of ten
     ('3.2 × 10⁻⁵'; '2.57 × 10⁻³' for 0.00257 to three figures). A number that carries more
     precision than this is not a number a reader needs. Used by :func:`attnsink.claims.check_claims`.
 
@@ -69,7 +69,7 @@ def readable(x, digits: int = 2, toward: str | None = None) -> str:
         x = bound(x, toward, sig)  # on the grid of sig figures, on the bound's safe side
         exponent = math.floor(math.log10(abs(x)))  # 0.0998 up is 0.10
     places = sig - 1 - exponent  # negative for large numbers: 1234.5 -> 1,200
-    if abs(x) < 1e-3 or abs(x) >= 1e6 or places > 4:  # 0.00257 -> 2.57 × 10⁻³, never 5 decimals
+    if abs(x) < 1e-3 or abs(x) >= 1e6 or (abs(x) < 1e-2 and places > 4):  # 0.00257 -> 2.57 × 10⁻³
         mantissa, power = f"{x:.{sig - 1}e}".split("e")
         return f"{mantissa.replace('-', chr(0x2212))} \u00d7 10{str(int(power)).translate(SUPERSCRIPTS)}"
     return f"{round(x, places):,.{max(0, places)}f}".replace("-", "\u2212")
