@@ -71,9 +71,9 @@ GOOD = {
     "small_margin": "4",
     "small_margin_reads": "harmful; harmful",
     "small_margin_spread": True,
-    "sink_err_4": 0.076,
-    "sink_err_8": 3.7e-5,
-    "sink_err_16": 4.6e-12,
+    "sink_err_4": 0.081,
+    "sink_err_8": 3.9e-5,
+    "sink_err_16": 5.0e-12,
     "two_err": 8.6e-14,
     "two_bos_max": 0.0,
     "bias_err": 5.6e-14,
@@ -563,6 +563,11 @@ def test_the_constructions_are_exact_and_the_test_reads_them():
     m = ch09.constructions(task, n=64)
     assert m["two_err"] < 1e-9 and m["two_bos_max"] == 0 and m["bias_err"] < 1e-9
     assert m["sink_err_4"] > m["sink_err_8"] > m["sink_err_16"]
+    batch = task.sample(64, generator=torch.Generator().manual_seed(0))
+    with torch.no_grad():
+        err = (constant_sink_solution(task, 4.0)(batch.x)[0] - batch.y).pow(2).sum(-1)
+    assert m["sink_err_4"] == pytest.approx(float(err[batch.is_nontrigger].mean()))  # the default rows
+    assert m["sink_err_4"] > float(err[~batch.is_trigger].mean())  # BOS's row, exact, is not one
     assert m["sink_weight_gap"] < 1e-6  # the weight on BOS that margin λ gives, e^λ / (e^λ + i)
     assert ch09.margin_weight(0.0, 1) == 0.5 and ch09.margin_weight(16.0, 3) == pytest.approx(
         1 / (1 + 3 * math.exp(-16))
@@ -746,6 +751,13 @@ def test_outward_rounds_each_end_outward():
         ch09.outward([float("nan")])
 
 
+def test_the_measured_strings_print_bounds_on_their_safe_side():
+    assert ch09._between(1.14296, 1.61339, 3) == "1.14 to 1.62"  # not 1.143 to 1.613 rounded inward
+    claims_ = {c.id: c for c in ch09.CHAPTER.claims}
+    assert "at least 0.9997" in claims_["cd-certified"].run({**GOOD, "cd_cert_weight_lo": 0.99978})[1]
+    assert "at most 0.0028 of ‖c‖" in claims_["cd-bos-part-is-c"].run({**GOOD, "cd_part_max": 0.002724})[1]
+
+
 def test_the_small_margin_heads_read_harmful():
     from attnsink import TriggerTask
     from attnsink.profiles import CONSTANT_DEFAULT
@@ -847,13 +859,15 @@ def test_bos_rows_checks_the_bound_and_what_bos_row_adds():
 
 def test_other_rows_recount_the_records_error_with_bos_row():
     from attnsink.construct import constant_sink_solution
-    from attnsink.metrics import evaluate
+    from attnsink.metrics import WRITE_SHARE, evaluate, job_cost
     from attnsink.task import ConstantTriggerTask
 
     task = ConstantTriggerTask(default=0.5)
     model = constant_sink_solution(task, 4.0)
     m = ch09._other_rows(model, task, 64)
-    assert m["other_bos"] == pytest.approx(evaluate(model, task, n=64).errors["rel_err_nontrigger"])
+    ev = evaluate(model, task, n=64)
+    assert m["other_bos"] == pytest.approx(ev.errors["rel_err_nontrigger"])
+    assert m["tol"] == pytest.approx(WRITE_SHARE * job_cost(ev.batch, task))  # where the record's ablations ran
     assert m["other_after"] > m["other_bos"]  # BOS's row is exact, the later default rows are not
 
 

@@ -400,6 +400,21 @@ def _language(bb, tx, sc, dc, ct, cx, health) -> dict:
 # ---- the section's sentences ----
 
 
+def _up(x, digits: int = 2) -> str:
+    """``x`` as a measured string states an upper bound ("at most"): rounded up."""
+    return readable(x, digits, toward="up")
+
+
+def _down(x, digits: int = 2) -> str:
+    """``x`` as a measured string states a lower bound ("at least", "or more"): rounded down."""
+    return readable(x, digits, toward="down")
+
+
+def _between(lo, hi, digits: int = 2) -> str:
+    """A measured range that holds every value: ``lo`` rounded down, ``hi`` up."""
+    return f"{_down(lo, digits)} to {_up(hi, digits)}"
+
+
 @CHAPTER.claim(
     "reads-every-text-run",
     "Table 9.5 reads every text run chapter 8 stores, each model once, and knows whether each trained.",
@@ -480,7 +495,7 @@ def _(m):
     holds = m["n_sinks_near"] == 2 and m["near_setting"] == NEAR_SETTING and m["near_mean_max"] < m["_tol"]
     return holds, (
         f"{m['n_sinks_near']} near ({m['near_setting']}); the mean in place costs at most "
-        f"{readable(m['near_mean_max'])} nats"
+        f"{_up(m['near_mean_max'])} nats"
     )
 
 
@@ -495,7 +510,7 @@ def _(m):
     holds = named and every and m["quiet_cost_max"] <= m["_tol"] / 2 and m["quiet_strong"] == m["n_strong_sinks"]
     return holds, (
         f"{m['n_sinks_quiet']} of {m['n_text_sinks']} ({m['n_sinks_informative']} informative, "
-        f"{m['n_sinks_near']} near left out); largest move {readable(m['quiet_cost_max'])} nats"
+        f"{m['n_sinks_near']} near left out); largest move {_up(m['quiet_cost_max'])} nats"
     )
 
 
@@ -522,7 +537,7 @@ def _(m):
 )
 def _(m):
     holds = m["n_strong_sinks"] > 0 and m["strong_value_max"] < 0.1
-    return holds, f"{m['n_strong_sinks']} strong sinks; value ratio at most {readable(m['strong_value_max'])}"
+    return holds, f"{m['n_strong_sinks']} strong sinks; value ratio at most {_up(m['strong_value_max'])}"
 
 
 @CHAPTER.claim(
@@ -531,7 +546,7 @@ def _(m):
 )
 def _(m):
     return m["n_writers"] == 3 and m["writers_weight_max"] < 0.5, (
-        f"{m['n_writers']} heads; highest {readable(m['writers_weight_max'])}"
+        f"{m['n_writers']} heads; highest {_up(m['writers_weight_max'])}"
     )
 
 
@@ -555,7 +570,7 @@ def _(m):
     holds = 2 * m["n_collapsed_sinks_constant"] > m["n_collapsed_sinks"] > 0 and m["collapsed_zero_max"] >= 0.1
     return holds, (
         f"{m['n_collapsed_sinks_constant']} of {m['n_collapsed_sinks']} constant; zeroing costs up to "
-        f"{readable(m['collapsed_zero_max'])} nats"
+        f"{_up(m['collapsed_zero_max'])} nats"
     )
 
 
@@ -577,14 +592,13 @@ def _(m):
 def _(m):
     holds = m["bb_move_max"] <= m["_tol"] and m["bb_layer_max"] <= m["_tol"]
     return holds, (
-        f"largest move {readable(m['bb_move_max'])} nats, a whole layer {readable(m['bb_layer_max'])} "
-        f"(tolerance {m['_tol']:g})"
+        f"largest move {_up(m['bb_move_max'])} nats, a whole layer {_up(m['bb_layer_max'])} (tolerance {m['_tol']:g})"
     )
 
 
 @CHAPTER.claim("relu-far-below", "No ReLU head on text comes near ε.", profiles=BOTH)
 def _(m):
-    return m["relu_weight_max"] < m["_eps"] / 2, f"highest {readable(m['relu_weight_max'])}"
+    return m["relu_weight_max"] < m["_eps"] / 2, f"highest {_up(m['relu_weight_max'])}"
 
 
 # ==== the trigger-task sections: the test, the task with a default, the book's sinks, and
@@ -658,17 +672,18 @@ def margin_weight(margin: float, row):
 def constructions(task, n: int = N_TEST, seed: int = 0) -> dict:
     """The hand-built heads on ``n`` fresh sequences of the task with default c: the
     constant-writing softmax sink's squared error per row (summed over the coordinates) at
-    the default rows at margins 4, 8, 16, and the largest gap, at those rows and margins,
-    between its weight on BOS and what its margin λ gives (``sink_weight_gap``:
-    :func:`margin_weight`); the largest squared error of any row of the two ReLU heads and
-    their largest weight on BOS after row 0; and that of one ReLU head with the output bias c."""
+    the default rows (``is_nontrigger``: BOS's own row, exact, is not one) at margins 4, 8,
+    16, and the largest gap, at those rows and margins, between its weight on BOS and what its
+    margin λ gives (``sink_weight_gap``: :func:`margin_weight`); the largest squared error of
+    any row of the two ReLU heads and their largest weight on BOS after row 0; and that of one
+    ReLU head with the output bias c."""
     batch = task.sample(n, generator=torch.Generator().manual_seed(seed))
     out = {"check_n": n, "sink_weight_gap": 0.0}
     with torch.no_grad():
         for margin in (4, 8, 16):
             y, attn = constant_sink_solution(task, float(margin))(batch.x)
             err = (y - batch.y).pow(2).sum(-1)
-            out[f"sink_err_{margin}"] = float(err[~batch.is_trigger].mean())
+            out[f"sink_err_{margin}"] = float(err[batch.is_nontrigger].mean())  # BOS's row is not one
             on_bos = attn[0][:, 0, :, 0].double()  # (sequences, rows)
             want = margin_weight(float(margin), torch.arange(task.seq_len, dtype=torch.float64)).expand_as(on_bos)
             gap = float((on_bos - want)[batch.is_nontrigger].abs().max())
@@ -733,14 +748,13 @@ def constant_runs(cd, task, n: int = N_TEST) -> pd.DataFrame:
     (:func:`_rows_on_bos`); the error at BOS's row from the forward pass (``bos_row_err``)
     beside ‖u₀ − c‖ (``bos_row_gap``) and thm-default-sink's bound (``bos_row_bound``); the
     relative error at the other rows with and without BOS's (:func:`_other_rows`); ‖c‖
-    (``c_norm``) and the test's tolerance (``tol``)."""
+    (``c_norm``) and the test's tolerance (``tol``: on the sequences the record's ablations
+    ran on, :func:`_other_rows`)."""
     runs = pd.DataFrame(cd.runs)
     a, v, e = (runs[k] for k in ("bos_mass_nontrigger", "bos_value_norm", "bos_value_error"))
     runs["part"] = a * v
     # |a u_0 - c|^2 / |c|^2 = a^2 v^2 - a (v^2 + 1 - e^2) + 1 (expand; <u_0, c> from e)
     runs["part_error"] = np.sqrt(np.maximum(a**2 * v**2 - a * (v**2 + 1 - e**2) + 1, 0.0))
-    tol = WRITE_SHARE * job_cost(task.sample(n, generator=torch.Generator().manual_seed(0)), task)
-    runs["writes"] = what_it_writes(runs["ablate_zero"], runs["ablate_mean"], tol)
     runs["solved"] = runs[["rel_err_trigger", "rel_err_nontrigger"]].max(axis=1) < SOLVED
     batch = task.sample(n, generator=torch.Generator().manual_seed(1))
     update = (batch.y - batch.x if task.residual else batch.y).pow(2).sum(-1)[task.job_rows(batch)].mean()
@@ -763,6 +777,7 @@ def constant_runs(cd, task, n: int = N_TEST) -> pd.DataFrame:
             }
     more = pd.DataFrame([{"attention": k[0], "seed": k[1], **v} for k, v in extra.items()])
     runs = runs.merge(more, on=["attention", "seed"], how="left")
+    runs["writes"] = [what_it_writes(z, m, t) for z, m, t in zip(runs["ablate_zero"], runs["ablate_mean"], runs["tol"])]
     simplex = runs["attention"].isin(["softmax", "sigmoid_norm"])
     plain = TriggerTask(d_model=task.d_model, seq_len=task.seq_len)  # the theorem reduces to it
     runs["certified"] = [
@@ -772,14 +787,15 @@ def constant_runs(cd, task, n: int = N_TEST) -> pd.DataFrame:
     runs["bos_row_bound"] = np.sqrt(task.seq_len * task.d_model * runs["mse"])  # thm-default-sink
     runs["bos_row_gap"] = runs["bos_value_error"] * float(task.constant.norm())  # ‖u_0 − c‖
     runs["c_norm"] = float(task.constant.norm())
-    runs["tol"] = tol
     return runs
 
 
 def _other_rows(model, task, n: int) -> dict:
     """The relative error at every row but the trigger on the test sequences of the model's
     record (:func:`attnsink.metrics.evaluate`), with BOS's own row (``other_bos``: what the
-    record's ``rel_err_nontrigger`` and Table 9.3 count) and without it (``other_after``)."""
+    record's ``rel_err_nontrigger`` and Table 9.3 count) and without it (``other_after``); and
+    the test's tolerance on those sequences (``tol``: :data:`~attnsink.metrics.WRITE_SHARE` of
+    the trigger's job), the ones the record's ablations ran on."""
     ev = evaluate(model, task, n=n)
     b = ev.batch
     err = (ev.y_hat - b.y).pow(2).sum(-1)
@@ -789,6 +805,7 @@ def _other_rows(model, task, n: int) -> dict:
     return {
         "other_bos": float(err[~b.is_trigger].mean() / signal),
         "other_after": float(err[after].mean() / signal),
+        "tol": WRITE_SHARE * job_cost(b, task),
     }
 
 
@@ -1440,7 +1457,7 @@ def _(m):
 @_needs("tol_lo")
 def _(m):
     return 0 < m["tol_lo"] and m["tol_hi"] < 1.5 * m["tol_lo"], (
-        f"{readable(m['tol_lo'])} to {readable(m['tol_hi'])} in mean squared error"
+        f"{_between(m['tol_lo'], m['tol_hi'])} in mean squared error"
     )
 
 
@@ -1451,7 +1468,7 @@ def _(m):
 )
 @_needs("sink_weight_gap")
 def _(m):
-    return m["sink_weight_gap"] < 1e-6, f"off by at most {readable(m['sink_weight_gap'])}"
+    return m["sink_weight_gap"] < 1e-6, f"off by at most {_up(m['sink_weight_gap'])}"
 
 
 @CHAPTER.claim(
@@ -1499,7 +1516,7 @@ def _(m):
 @_needs("cd_n_heads")
 def _(m):
     return m["cd_sinks"] == ", ".join(SINK_RULES), (
-        f"{m['cd_sinks'] or 'none'}; least weight {readable(m['cd_sink_mass_min'])}"
+        f"{m['cd_sinks'] or 'none'}; least weight {_down(m['cd_sink_mass_min'])}"
     )
 
 
@@ -1511,7 +1528,7 @@ def _(m):
 @_needs("cd_n_heads")
 def _(m):
     return m["cd_part_max"] < 0.002, (
-        f"{m['cd_n_predicted']} heads; at most {readable(m['cd_part_max'])} of ‖c‖ off, row by row"
+        f"{m['cd_n_predicted']} heads; at most {_up(m['cd_part_max'])} of ‖c‖ off, row by row"
     )
 
 
@@ -1531,9 +1548,9 @@ def _(m):
         and m["cd_null_part_dev"] < 0.005
     )
     return holds, (
-        f"mean weight on BOS {readable(m['cd_null_mass_lo'])} to {readable(m['cd_null_mass_hi'])}; other "
-        f"tokens at most {readable(m['cd_null_rest_max'])}; varies by at most "
-        f"{readable(m['cd_null_row_spread'])} in a head; length off by at most {readable(m['cd_null_part_dev'])}"
+        f"mean weight on BOS {_down(m['cd_null_mass_lo'])} to all but {_down(1 - m['cd_null_mass_hi'])}; other "
+        f"tokens at most {_up(m['cd_null_rest_max'])}; varies by at most "
+        f"{_up(m['cd_null_row_spread'])} in a head; length off by at most {_up(m['cd_null_part_dev'])}"
     )
 
 
@@ -1543,7 +1560,7 @@ def _(m):
 )
 @_needs("cd_n_heads")
 def _(m):
-    return m["cd_softmax_row_min"] > 0.999, f"least weight on BOS of any row {readable(m['cd_softmax_row_min'])}"
+    return m["cd_softmax_row_min"] > 0.999, f"least weight on BOS of any row {_down(m['cd_softmax_row_min'])}"
 
 
 @CHAPTER.claim(
@@ -1558,7 +1575,7 @@ def _(m):
     holds = m["cd_bos_row_ok"] and m["cd_bos_row_agree"] < 1e-5
     return holds, (
         f"holds on every such head: {m['cd_bos_row_ok']}; value and forward pass differ by at most "
-        f"{readable(m['cd_bos_row_agree'])} of ‖c‖"
+        f"{_up(m['cd_bos_row_agree'])} of ‖c‖"
     )
 
 
@@ -1568,7 +1585,7 @@ def _(m):
 )
 @_needs("cd_n_heads")
 def _(m):
-    return m["cd_bos_row_share"] < 0.2, f"at most {readable(m['cd_bos_row_share'])} of the bound"
+    return m["cd_bos_row_share"] < 0.2, f"at most {_up(m['cd_bos_row_share'])} of the bound"
 
 
 @CHAPTER.claim(
@@ -1578,7 +1595,7 @@ def _(m):
 @_needs("cd_n_heads")
 def _(m):
     holds = m["cd_clipped_own_row"] == 1.0 and m["cd_sigmoid_short_lo"] > 0
-    return holds, f"clipped {m['cd_clipped_own_row']:g}; sigmoid short by {readable(m['cd_sigmoid_short_lo'])} or more"
+    return holds, f"clipped {m['cd_clipped_own_row']:g}; sigmoid short by {_down(m['cd_sigmoid_short_lo'])} or more"
 
 
 CERT_ALL, CERT_BEST, CERT_MEASURED = 0.9, 0.97, 0.9998
@@ -1604,8 +1621,8 @@ def _(m):
         and m["cd_cert_below"]
     )
     return holds, (
-        f"{m['cd_cert_n']} heads: certified {readable(m['cd_cert_lo'], 3)} to {readable(m['cd_cert_hi'], 3)}; "
-        f"measured at least {readable(m['cd_cert_weight_lo'])}; every certificate below its measured weight: "
+        f"{m['cd_cert_n']} heads: certified {_between(m['cd_cert_lo'], m['cd_cert_hi'], 3)}; "
+        f"measured at least {_down(m['cd_cert_weight_lo'])}; every certificate below its measured weight: "
         f"{m['cd_cert_below']}"
     )
 
@@ -1617,7 +1634,7 @@ def _(m):
 @_needs("cd_n_heads")
 def _(m):
     holds = m["cd_relu_mass_max"] < 0.15 and m["cd_relu_trig_lo"] > 0.5
-    return holds, f"on BOS at most {readable(m['cd_relu_mass_max'])}; trigger {readable(m['cd_relu_trig_lo'])} or more"
+    return holds, f"on BOS at most {_up(m['cd_relu_mass_max'])}; trigger {_down(m['cd_relu_trig_lo'])} or more"
 
 
 @CHAPTER.claim(
@@ -1635,7 +1652,7 @@ def _(m):
     )
     return holds, (
         f"{m['cd_relu_exact_n']} ({m['cd_relu_exact_rule']}, seeds {m['cd_relu_exact_seeds']}); "
-        f"BOS's row {readable(m['cd_relu_exact_bos_row'])}; the others at least {readable(m['cd_relu_rest_later_min'])}"
+        f"BOS's row {readable(m['cd_relu_exact_bos_row'])}; the others at least {_down(m['cd_relu_rest_later_min'])}"
     )
 
 
@@ -1654,10 +1671,10 @@ def _(m):
         and m["cd_rest_change"] < 1.2
     )
     return holds, (
-        f"record and recount differ by {readable(m['cd_other_agree'])} (relative); off at BOS's row: "
-        f"{m['cd_off_heads']}, {readable(m['cd_off_other_lo'])} to {readable(m['cd_off_other_hi'])} with it, "
-        f"{readable(m['cd_off_after_lo'])} to {readable(m['cd_off_after_hi'])} without; the others change by a "
-        f"factor of at most {readable(m['cd_rest_change'])}"
+        f"record and recount differ by at most {_up(m['cd_other_agree'])} (relative); off at BOS's row: "
+        f"{m['cd_off_heads']}, {_between(m['cd_off_other_lo'], m['cd_off_other_hi'])} with it, "
+        f"{_between(m['cd_off_after_lo'], m['cd_off_after_hi'])} without; the others change by a "
+        f"factor of at most {_up(m['cd_rest_change'])}"
     )
 
 
@@ -1734,9 +1751,9 @@ def _(m):
     holds = m["bk_deep_sum_hi"] < 0.01 and m["bk_deep_ratio_lo"] > 3
     return (
         holds,
-        f"zeroing costs {readable(m['bk_deep_zero_lo'])} to {readable(m['bk_deep_zero_hi'])}, at least "
-        f"{readable(m['bk_deep_ratio_lo'])} times the tolerance ({readable(m['bk_deep_tol_lo'])} to "
-        f"{readable(m['bk_deep_tol_hi'])}); sums {readable(m['bk_deep_sum_lo'])} to {readable(m['bk_deep_sum_hi'])}",
+        f"zeroing costs {_between(m['bk_deep_zero_lo'], m['bk_deep_zero_hi'])}, at least "
+        f"{_down(m['bk_deep_ratio_lo'])} times the tolerance ({_between(m['bk_deep_tol_lo'], m['bk_deep_tol_hi'])})"
+        f"; sums {_between(m['bk_deep_sum_lo'], m['bk_deep_sum_hi'])}",
     )
 
 
@@ -1756,8 +1773,7 @@ def _(m):
     )
     return holds, (
         f"constant {m['bk_ln_constant']} of {m['bk_ln_parked']} parked; zeroing costs at least "
-        f"{readable(m['bk_ln_ratio_lo'])} times the tolerance; sums {readable(m['bk_ln_sum_lo'])} to "
-        f"{readable(m['bk_ln_sum_hi'])}"
+        f"{_down(m['bk_ln_ratio_lo'])} times the tolerance; sums {_between(m['bk_ln_sum_lo'], m['bk_ln_sum_hi'])}"
     )
 
 
@@ -1779,7 +1795,7 @@ def _(m):
     holds = parks and m["bk_cap_harmful_max"] == 0.95 and m["bk_cap_nothing_min"] == 0.97 and m["bk_cap_other"] == 0
     return holds, (
         f"parked from {m['bk_cap_parked_from']}, not parked up to {m['bk_cap_unparked_hi']:g}; weight on BOS "
-        f"off the cap by at most {readable(m['bk_cap_gap'])}; "
+        f"off the cap by at most {_up(m['bk_cap_gap'])}; "
         f"harmful up to {m['bk_cap_harmful_max']:g}; nothing from {m['bk_cap_nothing_min']:g}"
     )
 
@@ -1794,7 +1810,7 @@ def _(m):
     kinds = set(m["bk_parked_kinds"].split(", "))
     holds = m["bk_n_parked"] > 0 and m["bk_parked_mass_lo"] >= PARKED and {"nothing", "constant", "harmful"} <= kinds
     return holds, (
-        f"{m['bk_n_parked']} parked, least weight on BOS {readable(m['bk_parked_mass_lo'])}; they read "
+        f"{m['bk_n_parked']} parked, least weight on BOS {_down(m['bk_parked_mass_lo'])}; they read "
         f"{m['bk_parked_kinds']}"
     )
 
@@ -1829,9 +1845,8 @@ def _(m):
         and m["bk_mlp_all"] < 0.05
     )
     return holds, (
-        f"sums {readable(m['bk_mlp_lo'])} to {readable(m['bk_mlp_hi'])} ({readable(m['bk_mlp_ln_lo'])} to "
-        f"{readable(m['bk_mlp_ln_hi'])} "
-        f"with LayerNorm); spread {readable(m['bk_mlp_spread'])}; with the MLPs {readable(m['bk_mlp_all'])}"
+        f"sums {_between(m['bk_mlp_lo'], m['bk_mlp_hi'])} ({_between(m['bk_mlp_ln_lo'], m['bk_mlp_ln_hi'])} "
+        f"with LayerNorm); spread at most {_up(m['bk_mlp_spread'])}; with the MLPs at most {_up(m['bk_mlp_all'])}"
     )
 
 
@@ -1850,8 +1865,8 @@ def _(m):
 def _(m):
     holds = m["bc_z_norm"] > 0.1 and m["bc_z_spread_hi"] < 0.01 and m["bc_z_gain_hi"] < 0.01
     return holds, (
-        f"norm {readable(m['bc_z_norm'])}; spread at most {readable(m['bc_z_spread_hi'])}; gain at most "
-        f"{readable(m['bc_z_gain_hi'])}"
+        f"norm {readable(m['bc_z_norm'])}; spread at most {_up(m['bc_z_spread_hi'])}; gain at most "
+        f"{_up(m['bc_z_gain_hi'])}"
     )
 
 
@@ -1881,10 +1896,9 @@ def _(m):
         and m["bc_z_reads"] == "constant"
     )
     return holds, (
-        f"on BOS {readable(m['bc_z_park2_lo'])} or more in layer 2, at most {readable(m['bc_z_park1_hi'])} in "
-        f"layer 1; layers {readable(m['bc_z_layer_lo'])} to "
-        f"{readable(m['bc_z_layer_hi'])}, "
-        f"sum {readable(m['bc_z_sum_hi'])}; reads {m['bc_z_reads']}"
+        f"on BOS {_down(m['bc_z_park2_lo'])} or more in layer 2, at most {_up(m['bc_z_park1_hi'])} in "
+        f"layer 1; layers {_between(m['bc_z_layer_lo'], m['bc_z_layer_hi'])}, "
+        f"sum at most {_up(m['bc_z_sum_hi'])}; reads {m['bc_z_reads']}"
     )
 
 
@@ -1894,7 +1908,7 @@ def _(m):
 )
 @_needs("bc_n")
 def _(m):
-    return m["bc_z_counter_lo"] > 0.9, f"at least {readable(m['bc_z_counter_lo'])}"
+    return m["bc_z_counter_lo"] > 0.9, f"at least {_down(m['bc_z_counter_lo'])}"
 
 
 @CHAPTER.claim(
@@ -1906,8 +1920,7 @@ def _(m):
     holds = m["bc_m_gain_lo"] > 0.8 and m["bc_m_fit_lo"] > 0.8
     return (
         holds,
-        f"gain {readable(m['bc_m_gain_lo'])} to {readable(m['bc_m_gain_hi'])}; share at least "
-        f"{readable(m['bc_m_fit_lo'])}",
+        f"gain {_between(m['bc_m_gain_lo'], m['bc_m_gain_hi'])}; share at least {_down(m['bc_m_fit_lo'])}",
     )
 
 
@@ -1927,9 +1940,9 @@ def _(m):
         and m["bc_m_counter_hi"] < 0.01
     )
     return holds, (
-        f"BOS varies in {m['bc_varies']} models (mirror only: {m['bc_varies_mirror']}); swap gain "
-        f"{readable(m['bc_swap_gain_hi'])}, move {readable(m['bc_swap_move_hi'])}; added "
-        f"{readable(m['bc_m_counter_hi'])}"
+        f"BOS varies in {m['bc_varies']} models (mirror only: {m['bc_varies_mirror']}); swap gain at "
+        f"most {_up(m['bc_swap_gain_hi'])}, move at most {_up(m['bc_swap_move_hi'])}; added at most "
+        f"{_up(m['bc_m_counter_hi'])}"
     )
 
 
@@ -1949,9 +1962,9 @@ def _(m):
         and 2 * m["bc_m_trig_nothing"] > m["bc_m_trig_heads"]
     )
     return holds, (
-        f"on BOS {readable(m['bc_m_trig_park_lo'])} or more; layers {readable(m['bc_m_trig_out_lo'])} to "
-        f"{readable(m['bc_m_trig_out_hi'])}, sum {readable(m['bc_m_trig_sum_hi'])}; zeroing "
-        f"{readable(m['bc_m_trig_zero_lo'])} to {readable(m['bc_m_trig_zero_hi'])}, tolerance "
+        f"on BOS {_down(m['bc_m_trig_park_lo'])} or more; layers "
+        f"{_between(m['bc_m_trig_out_lo'], m['bc_m_trig_out_hi'])}, sum at most {_up(m['bc_m_trig_sum_hi'])}; zeroing "
+        f"{_between(m['bc_m_trig_zero_lo'], m['bc_m_trig_zero_hi'])}, tolerance "
         f"{readable(m['bc_m_tol'])} ({readable(m['bc_tol_ratio'])} times); nothing "
         f"{m['bc_m_trig_nothing']} of {m['bc_m_trig_heads']}"
     )
@@ -1969,8 +1982,9 @@ def _(m):
         and max(m["bc_z_self_bos_hi"], m["bc_m_self_bos_hi"]) < 0.1
     )
     return holds, (
-        f"gain {readable(m['bc_z_self_gain_lo'])} (layer 2) and {readable(m['bc_m_self_gain_lo'])} (layer 1, mirror); "
-        f"on BOS at most {readable(max(m['bc_z_self_bos_hi'], m['bc_m_self_bos_hi']))}"
+        f"gain at least {_down(m['bc_z_self_gain_lo'])} (layer 2) and {_down(m['bc_m_self_gain_lo'])} "
+        "(layer 1, mirror); "
+        f"on BOS at most {_up(max(m['bc_z_self_bos_hi'], m['bc_m_self_bos_hi']))}"
     )
 
 
@@ -1984,7 +1998,7 @@ def _(m):
     holds = 0.95 < m["ex_growth_lo"] and m["ex_growth_hi"] < 1.05 and m["ex_trigger_same"]
     return (
         holds,
-        f"{readable(m['ex_growth_lo'])} to {readable(m['ex_growth_hi'])}; trigger unchanged: {m['ex_trigger_same']}",
+        f"{_between(m['ex_growth_lo'], m['ex_growth_hi'], 3)}; trigger unchanged: {m['ex_trigger_same']}",
     )
 
 
@@ -1999,8 +2013,7 @@ def _(m):
     holds = m["ex_off_n"] == 2 and writes_zero and 0.95 < m["ex_bos_ratio_lo"] and m["ex_bos_ratio_hi"] < 1.05
     return (
         holds,
-        f"off: {m['ex_off_n']} (seeds {m['ex_off_seeds']}); {readable(m['ex_bos_ratio_lo'])} to "
-        f"{readable(m['ex_bos_ratio_hi'])}",
+        f"off: {m['ex_off_n']} (seeds {m['ex_off_seeds']}); {_between(m['ex_bos_ratio_lo'], m['ex_bos_ratio_hi'], 3)}",
     )
 
 
