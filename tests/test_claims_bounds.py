@@ -134,3 +134,10 @@ def test_readable_refuses_an_unknown_direction():
 
     with pytest.raises(ValueError, match="toward must be None, 'down' or 'up'"):
         readable(0.5, toward="lower")
+
+
+def test_measured_strings_round_bounds_to_their_safe_side():
+    assert bounds.at_most(0.002724) == "0.0028" and bounds.at_least(0.22869) == "0.22"
+    assert bounds.span(1.14296, 1.61339, 3) == "1.14 to 1.62"  # outward, at 3 figures
+    assert bounds.span(5.21, 8.83, 1, "%") == "5% to 9%"
+    assert bounds.printed(bounds.at_most(6.73e-4)) >= 6.73e-4

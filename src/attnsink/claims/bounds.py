@@ -80,6 +80,27 @@ def glued_text(value, side: str | None) -> str:
     return readable(value, toward={"lower": "down", "upper": "up"}.get(side))
 
 
+def at_most(x, digits: int = 2) -> str:
+    """``x`` as a claim's measured string states it after "at most", "within" or "≤": rounded
+    up to ``digits`` significant figures (:func:`attnsink.prose.readable`), never below it."""
+    from ..prose import readable
+
+    return readable(float(x), digits, toward="up")
+
+
+def at_least(x, digits: int = 2) -> str:
+    """``x`` after "at least" or "≥": rounded down, never above it."""
+    from ..prose import readable
+
+    return readable(float(x), digits, toward="down")
+
+
+def span(lo, hi, digits: int = 2, unit: str = "") -> str:
+    """A measured range that holds every value, as a claim prints it: ``lo`` rounded down,
+    ``hi`` up ('1.14 to 1.62' for 1.1430 to 1.6134), each followed by ``unit``."""
+    return f"{at_least(lo, digits)}{unit} to {at_most(hi, digits)}{unit}"
+
+
 def wrong_side(measures: dict, sides: dict[str, str]) -> list[str]:
     """The stated bounds whose printed number (:func:`glued_text`) lies on the wrong side of
     the measured one, each as a sentence naming the measure; a threshold stated from both

@@ -27,6 +27,9 @@ from ..prose import bound, readable
 from ..task import TriggerTask
 from ..theory import mse_lower_bound, position_scale_error_bound, trigger_error_lower_bound
 from .base import Chapter
+from .bounds import at_least as _down
+from .bounds import at_most as _up
+from .bounds import span as _span
 
 CHAPTER = Chapter("ch3")
 BOTH = ("quick", "full")
@@ -237,21 +240,6 @@ def _percent(share: float, toward: str, places: int = 1) -> str:
     it as an upper bound) or "down" (a lower bound, or a range's lower end)."""
     step = np.ceil if toward == "up" else np.floor
     return f"{step(round(share * 100 * 10**places, 9)) / 10**places:.{places}f}%"
-
-
-def _span(lo: float, hi: float, digits: int = 2, unit: str = "") -> str:
-    """The range ``lo`` to ``hi`` as a claim's measured string prints it: rounded outward."""
-    return f"{readable(lo, digits, toward='down')}{unit} to {readable(hi, digits, toward='up')}{unit}"
-
-
-def _up(x: float, digits: int = 2) -> str:
-    """``x`` after "at most" or "within": rounded up."""
-    return readable(x, digits, toward="up")
-
-
-def _down(x: float, digits: int = 2) -> str:
-    """``x`` after "at least" or "≥": rounded down."""
-    return readable(x, digits, toward="down")
 
 
 def _no_bos(nobos) -> dict:

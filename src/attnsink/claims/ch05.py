@@ -19,6 +19,7 @@ from ..spec import PAPER_STOP
 from ..task import TriggerTask
 from .base import Chapter
 from .bounds import printed
+from .bounds import span as _span
 
 CHAPTER = Chapter("ch5")
 BOTH = ("quick", "full")
@@ -45,11 +46,6 @@ def _at_least(x: float) -> float:
 def _at_most(x: float) -> float:
     """``x`` as the text states an upper bound: rounded up."""
     return bound(x, "up")
-
-
-def _span(lo: float, hi: float, digits: int = 2) -> str:
-    """The range ``lo`` to ``hi`` as a claim's measured string prints it: rounded outward."""
-    return f"{readable(lo, digits, toward='down')} to {readable(hi, digits, toward='up')}"
 
 
 def _stated(text: str) -> float:

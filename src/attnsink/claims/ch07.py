@@ -24,7 +24,10 @@ from ..metrics import ROW_MIN, SINK_EPS, WRITE_TOL, what_it_writes
 from ..profiles import BACKCOPY_TASK
 from ..prose import bound, readable
 from .base import Chapter
+from .bounds import at_least as _down
+from .bounds import at_most as _up
 from .bounds import printed
+from .bounds import span as _span
 
 CHAPTER = Chapter("ch7")
 BOTH = ("quick", "full")
@@ -122,21 +125,6 @@ def _lo(values) -> float:
 def _hi(values) -> float:
     v = pd.Series(values, dtype=float).dropna()
     return float(v.max()) if len(v) else math.nan
-
-
-def _up(x, digits: int = 2) -> str:
-    """``x`` as a claim prints an upper bound of it ("≤ 0.0017" for 0.00161): rounded up."""
-    return readable(float(x), digits, toward="up")
-
-
-def _down(x, digits: int = 2) -> str:
-    """``x`` as a claim prints a lower bound of it ("≥ 0.22" for 0.2287): rounded down."""
-    return readable(float(x), digits, toward="down")
-
-
-def _span(lo, hi, digits: int = 2) -> str:
-    """A measured range as a claim prints it, rounded outward: '1.14 to 1.62' for 1.1430 to 1.6134."""
-    return f"{_down(lo, digits)} to {_up(hi, digits)}"
 
 
 # ---- the measures: every number the text quotes ----

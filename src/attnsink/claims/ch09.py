@@ -34,6 +34,9 @@ from ..prose import bound, readable
 from ..task import GLOBAL_DEFAULTS, ConstantTriggerTask, GlobalTriggerTask, TriggerTask
 from ..theory import bos_mass_lower_bound
 from .base import Chapter
+from .bounds import at_least as _down
+from .bounds import at_most as _up
+from .bounds import span as _between
 
 CHAPTER = Chapter("ch9")
 BOTH = ("quick", "full")
@@ -398,21 +401,6 @@ def _language(bb, tx, sc, dc, ct, cx, health) -> dict:
 
 
 # ---- the section's sentences ----
-
-
-def _up(x, digits: int = 2) -> str:
-    """``x`` as a measured string states an upper bound ("at most"): rounded up."""
-    return readable(x, digits, toward="up")
-
-
-def _down(x, digits: int = 2) -> str:
-    """``x`` as a measured string states a lower bound ("at least", "or more"): rounded down."""
-    return readable(x, digits, toward="down")
-
-
-def _between(lo, hi, digits: int = 2) -> str:
-    """A measured range that holds every value: ``lo`` rounded down, ``hi`` up."""
-    return f"{_down(lo, digits)} to {_up(hi, digits)}"
 
 
 @CHAPTER.claim(
