@@ -9,7 +9,7 @@ import pandas as pd
 import pytest
 
 from attnsink import TriggerTask, claims, evaluate
-from attnsink.claims import ch02
+from attnsink.claims import bounds, ch02
 from attnsink.claims.bounds import printed
 from attnsink.construct import softmax_solution
 
@@ -326,7 +326,7 @@ def test_more_branches_fail():
 
 
 def test_a_bound_column_prints_as_the_table_prints_numbers_but_on_its_safe_side():
-    down, up = ch02.bound_cell("down"), ch02.bound_cell("up")
+    down, up = bounds.bound_cell("down"), bounds.bound_cell("up")
     # Table 2.4's certificates and the proved floors on the MSE: never above their value
     assert [down(x) for x in (0.97355, 0.96756, 0.8329, 0.98698)] == ["0.973", "0.967", "0.832", "0.986"]
     assert [down(x) for x in (5.382e-4, 2.478e-4, 3.952e-5, 1.778e-7, 4.271e-4)] == [
@@ -341,7 +341,7 @@ def test_a_bound_column_prints_as_the_table_prints_numbers_but_on_its_safe_side(
     for x in (0.97355, 5.382e-4, 0.0501, 3.7, 1234.5678):
         assert printed(down(x)) <= x <= printed(up(x))
     with pytest.raises(ValueError, match="side"):
-        ch02.bound_cell("nearest")
+        bounds.bound_cell("nearest")
 
 
 def test_a_range_of_measures_rounds_outward():

@@ -101,6 +101,32 @@ def span(lo, hi, digits: int = 2, unit: str = "") -> str:
     return f"{at_least(lo, digits)}{unit} to {at_most(hi, digits)}{unit}"
 
 
+def bound_cell(side: str, precision: int = 3):
+    """A formatter for a table column of bounds (``formats`` of :func:`attnsink.book.table`): each
+    number as the table prints the others (:func:`attnsink.prose.number`: ``precision`` decimals,
+    or two significant figures times a power of ten), rounded toward ``side``: ``"down"`` for a
+    proved floor or a certificate (0.97355 prints 0.973, 5.382e-4 prints 5.3 × 10⁻⁴), ``"up"`` for
+    a ceiling, so that no bound prints past its value."""
+    import math
+
+    from ..prose import bound as safe_round
+    from ..prose import number
+
+    if side not in ("down", "up"):
+        raise ValueError(f"side must be 'down' or 'up', got {side!r}")
+
+    def show(v) -> str:
+        if v is None or not math.isfinite(float(v)) or float(v) == 0:
+            return number(v, precision)
+        x = float(v)
+        exponent = math.floor(math.log10(abs(x)))
+        fixed = 10 ** (1 - precision) <= abs(x) < 1e5  # where number() prints `precision` decimals
+        digits = precision + exponent + 1 if fixed else 2
+        return number(safe_round(x, side, max(1, digits)), precision)
+
+    return show
+
+
 def wrong_side(measures: dict, sides: dict[str, str]) -> list[str]:
     """The stated bounds whose printed number (:func:`glued_text`) lies on the wrong side of
     the measured one, each as a sentence naming the measure; a threshold stated from both

@@ -16,7 +16,7 @@ from ..metrics import EVAL_SEED, SINK_MASS, evaluate, sink_bound_terms
 from ..model import AttentionModel
 from ..profiles import SINGLE_LAYER
 from ..prose import bound as safe_round
-from ..prose import number, readable
+from ..prose import readable
 from ..task import TriggerTask
 from ..theory import (
     bos_mass_lower_bound,
@@ -74,27 +74,6 @@ def _range(lo: float, hi: float, digits: int = 2) -> str:
     """The range of measured values from ``lo`` to ``hi``, rounded outward ("5.2 to 33" for 5.263
     to 32.04), so that it holds every value measured."""
     return f"{at_least(lo, digits)} to {at_most(hi, digits)}"
-
-
-def bound_cell(side: str, precision: int = 3):
-    """A formatter for a table column of bounds (``formats`` of :func:`attnsink.book.table`): each
-    number as the table prints the others (:func:`attnsink.prose.number`: ``precision`` decimals,
-    or two significant figures times a power of ten), rounded toward ``side``: ``"down"`` for a
-    proved floor or a certificate (0.97355 prints 0.973, 5.382e-4 prints 5.3 × 10⁻⁴), ``"up"`` for
-    a ceiling, so that no bound prints past its value."""
-    if side not in ("down", "up"):
-        raise ValueError(f"side must be 'down' or 'up', got {side!r}")
-
-    def show(v) -> str:
-        if v is None or not math.isfinite(float(v)) or float(v) == 0:
-            return number(v, precision)
-        x = float(v)
-        exponent = math.floor(math.log10(abs(x)))
-        fixed = 10 ** (1 - precision) <= abs(x) < 1e5  # where number() prints `precision` decimals
-        digits = precision + exponent + 1 if fixed else 2
-        return number(safe_round(x, side, max(1, digits)), precision)
-
-    return show
 
 
 def _is_leak(frame: pd.DataFrame) -> pd.Series:
