@@ -21,7 +21,7 @@ from ..analysis import backcopy_frame, mean_range, sign_test
 from ..book import table
 from ..cache import memoized
 from ..metrics import ROW_MIN, SINK_EPS, WRITE_TOL, what_it_writes
-from ..profiles import BACKCOPY_TASK
+from ..profiles import BACKCOPY_MODEL, BACKCOPY_TASK
 from ..prose import bound, readable
 from .base import Chapter
 from .bounds import at_least as _down
@@ -179,6 +179,8 @@ def _setup(result) -> dict:
     task = lm.BigramBackcopy(**BACKCOPY_TASK)
     s = result.settings
     return {
+        "width": BACKCOPY_MODEL["d_model"],
+        "d_head": BACKCOPY_MODEL["d_model"] // BACKCOPY_MODEL["n_heads"],
         "vocab": task.vocab_size,
         "n_triggers": task.n_triggers,
         "seq_len": task.seq_len,
