@@ -114,6 +114,7 @@ GOOD = {
     "relu_max_mass": 0.0,
     "relu_max_bos": 0.0,
     "relu_max_row_mass": 0.0,
+    "relu_row0_max": 0.0,
     "all_stopped": True,
     "soft_steps": "787.5",
     "relu_steps": "674.5",
@@ -122,7 +123,9 @@ GOOD = {
     "plain_gap": 2e-7,
     "_plain_rules": ("relu", "softmax"),
     "max_rel_err": 2e-5,
-    "max_test_linf": 0.0103,
+    "max_test_linf": "0.0103",  # as printed, to three figures
+    "_max_test_linf": 0.01028,
+    "_stop_linf": 5e-3,
     "test_linf_ratio": 2.06,
     "trigger_keys": 7,
     "trigger_row_mean": 0.1428,
@@ -155,6 +158,7 @@ GOOD = {
     "ex1_row_gap": 0.0026,
     "ex1_bos_trigger": 0.0017,
     "ex1_bos_rest": 0.9995,
+    "_ex1_positions": tuple(range(2, 16)),
     "ex2_parked": 0.997,
     "ex2_soft_out": 0.0018,
     "ex2_relu_mass": 0.0,
@@ -202,6 +206,7 @@ BREAKS = {  # claim -> changes of the measures, each of which makes it false
     "sink-is-a-no-op": [{"soft_max_value_ratio": 0.2}],
     "relu-switches-off": [{"relu_max_row_mass": 0.05}],
     "relu-exactly-off": [{"relu_max_row_mass": 1e-6}],
+    "relu-off-at-bos-row": [{"relu_row0_max": 1e-7}, {"relu_row0_max": 0.3}],
     "plain-loop-matches": [
         {"plain_gap": 2e-4},
         {"plain_gap": None},
@@ -209,7 +214,13 @@ BREAKS = {  # claim -> changes of the measures, each of which makes it false
         {"_plain_rules": ()},
     ],
     "both-solve-it": [{"all_stopped": False}, {"max_rel_err": 2e-3}, {"_max_steps": 20001}],
-    "test-error-twice-threshold": [{"test_linf_ratio": 1.2}, {"test_linf_ratio": 3.0}],
+    "test-error-twice-threshold": [
+        {"test_linf_ratio": 1.2},
+        {"test_linf_ratio": 3.0},
+        {"max_test_linf": "0.010"},  # two figures: 0.010 / 0.005 reads 2.0, not the 2.1 printed
+        {"max_test_linf": "0.0109", "_max_test_linf": 0.0109},  # 0.0109 / 0.005 reads 2.2, not the 2.1 printed
+        {"_stop_linf": 1e-3},
+    ],
     "trigger-row-averages": [{"trigger_row_mean": 0.2}, {"trigger_row_spread": 0.1}, {"trigger_key_gap": 0.02}],
     "relu-on-at-trigger": [{"relu_trigger_mass": 0.1}, {"relu_trigger_bos_fig": 0.0}, {"relu_trigger_bos_fig": 2.0}],
     "relu-bos-at-trigger": [
@@ -247,6 +258,8 @@ BREAKS = {  # claim -> changes of the measures, each of which makes it false
         {"ex1_row_gap": 0.02},
         {"ex1_bos_trigger": 0.1},
         {"ex1_bos_rest": 0.9},
+        {"_ex1_positions": (2, 4, 11, 15)},  # four positions, not every one the task draws
+        {"_ex1_positions": tuple(range(2, 15))},  # 15 left out
     ],
     "ex2-no-trigger": [{"ex2_parked": 0.9}, {"ex2_soft_out": 0.1}, {"ex2_relu_mass": 1e-6}, {"ex2_relu_out": 1e-6}],
     "ex2-flagless": [{"ex2_flagless_bos": 0.9}, {"ex2_flagless_relu": 0.3}],
@@ -384,6 +397,7 @@ READ_MODELS = {
     "relu-bos-carries-trigger",
     "relu-switches-off",
     "relu-exactly-off",
+    "relu-off-at-bos-row",
     "trigger-row-averages",
     "ex1-averages-anywhere",
     "ex2-no-trigger",
@@ -399,6 +413,8 @@ READ_MODELS = {
 def test_chapter_1_measures_read_the_runs():
     m = ch01.measures(fake_single_layer())
     assert m["n_seeds"] == 2 and m["soft_min_bos"] == pytest.approx(0.99) and m["relu_max_mass"] == 0
+    assert m["_ex1_positions"] == tuple(range(2, 16)) and m["relu_row0_max"] >= 0  # every trigger position
+    assert m["max_test_linf"] == "0.0100" and m["_max_test_linf"] == 0.01 and m["_stop_linf"] == 5e-3
     assert m["trigger_row_mean"] == pytest.approx(1 / 7) and m["trigger_row_spread"] == pytest.approx(0)
     assert m["relu_trigger_mass"] == pytest.approx(3.7)
     assert m["test_linf_ratio"] == pytest.approx(2.0) and m["relu_trigger_bos_fig"] == pytest.approx(0.2)

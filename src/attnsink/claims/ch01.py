@@ -21,10 +21,10 @@ from ..profiles import FIGURE_TRIGGER_POS
 from ..prose import bound, readable
 from ..task import TriggerTask
 from .base import Chapter
+from .bounds import printed
 
 CHAPTER = Chapter("ch1")
 BOTH = ("quick", "full")
-MOVED = (2, 4, 11, 15)  # exercise 1.1's trigger positions
 
 
 def _relu_trigger_bos(models) -> dict:
@@ -77,9 +77,9 @@ def _relu_bos_measures(bos: dict) -> dict:
 def _rows(soft: list, relu: list, j: int) -> dict:
     """On the test sequences: each softmax head's smallest BOS weight in any single non-trigger
     row, and its largest gap between a key's mean weight and 1/j with the trigger at ``j``;
-    each ReLU head's largest total weight in any single non-trigger row. The extremes over
-    heads."""
-    task, row_min, key_gap, relu_row_max = TriggerTask(), [], [], []
+    each ReLU head's largest total weight in any single non-trigger row, and in BOS's own row 0
+    (its one weight a_00). The extremes over heads."""
+    task, row_min, key_gap, relu_row_max, relu_row0 = TriggerTask(), [], [], [], []
     for model in soft:
         ev = evaluate(model, task)
         row_min.append(ev.attn[0][:, 0, :, 0][ev.batch.is_nontrigger].min().item())
@@ -87,8 +87,15 @@ def _rows(soft: list, relu: list, j: int) -> dict:
         key_gap.append((keys.mean(dim=0) - 1 / j).abs().max().item())
     for model in relu:
         ev = evaluate(model, task)
-        relu_row_max.append(ev.attn[0][:, 0].sum(dim=-1)[ev.batch.is_nontrigger].max().item())
-    return {"soft_min_bos_row": min(row_min), "trigger_key_gap": max(key_gap), "relu_max_row_mass": max(relu_row_max)}
+        row_mass = ev.attn[0][:, 0].abs().sum(dim=-1)  # (sequences, query rows)
+        relu_row_max.append(row_mass[ev.batch.is_nontrigger].max().item())
+        relu_row0.append(row_mass[:, 0].max().item())  # row 0 sees BOS alone: a_00
+    return {
+        "soft_min_bos_row": min(row_min),
+        "trigger_key_gap": max(key_gap),
+        "relu_max_row_mass": max(relu_row_max),
+        "relu_row0_max": max(relu_row0),
+    }
 
 
 def _value_lengths(evaluations) -> list[tuple[float, float]]:
@@ -144,11 +151,13 @@ def _first_steps(result) -> dict:
 
 
 def _moved(soft: list) -> dict:
-    """Exercise 1.1: every softmax model with the trigger moved (the exercise's table shows
-    the first): how far a key's mean weight, and its weight in one row, are from 1/j; BOS's
-    mean weight at the trigger row, and at the other rows."""
+    """Exercise 1.1: every softmax model with the trigger moved to each position the task
+    draws, 2 .. L-1 (the exercise's table shows the first model at four of them): how far a
+    key's mean weight, and its weight in one row, are from 1/j; BOS's mean weight at the
+    trigger row, and at the other rows; and the positions measured."""
     task, key_gap, row_gap, bos_trigger, bos_rest = TriggerTask(), [], [], [], []
-    for j, model in ((j, model) for j in MOVED for model in soft):
+    positions = tuple(range(2, task.seq_len))  # every trigger position the task draws
+    for j, model in ((j, model) for j in positions for model in soft):
         ev = evaluate(model, task, trigger_pos=j)
         a = ev.attn[0][:, 0]  # (sequences, query, key)
         keys = a[:, j, 1 : j + 1]  # (sequences, keys 1..j)
@@ -161,6 +170,7 @@ def _moved(soft: list) -> dict:
         "ex1_row_gap": max(row_gap),
         "ex1_bos_trigger": max(bos_trigger),
         "ex1_bos_rest": min(bos_rest),
+        "_ex1_positions": positions,
     }
 
 
@@ -352,7 +362,9 @@ def measures(result, plain_gap: dict | None = None) -> dict:
         "plain_gap": None if not plain_gap else max(plain_gap.values()),
         "_plain_rules": tuple(sorted(plain_gap or ())),
         "max_rel_err": float(runs[["rel_err_trigger", "rel_err_nontrigger"]].max().max()),
-        "max_test_linf": float(runs.linf.max()),
+        "max_test_linf": readable(float(runs.linf.max()), 3),  # as printed: three figures, so the ratio reads
+        "_max_test_linf": float(runs.linf.max()),
+        "_stop_linf": float(result.settings.stop_linf),
         "test_linf_ratio": float(runs.linf.max() / result.settings.stop_linf),
         "trigger_keys": j,
         "trigger_row_mean": float(row.mean()),
@@ -418,6 +430,15 @@ def _(m):
 
 
 @CHAPTER.claim(
+    "relu-off-at-bos-row",
+    "At BOS's own row 0 every ReLU head's one weight, a₀₀ on BOS, is exactly zero, on every test sequence "
+    "of every seed.",
+)
+def _(m):
+    return m["relu_row0_max"] == 0, f"largest row-0 weight {readable(m['relu_row0_max'], toward='up')}"
+
+
+@CHAPTER.claim(
     "relu-exactly-off", "At the non-trigger rows the ReLU heads' weights are exactly zero, in every row of every seed."
 )
 def _(m):
@@ -453,10 +474,14 @@ def _(m):
 
 @CHAPTER.claim(
     "test-error-twice-threshold",
-    "On 1000 test sequences the largest absolute error is about twice the stopping threshold.",
+    "On 1000 test sequences the largest absolute error is about twice the stopping threshold of 5 × 10⁻³; "
+    "the error as printed (three figures) divided by the threshold gives the ratio as printed.",
 )
 def _(m):
-    return 1.5 <= m["test_linf_ratio"] <= 2.5, f"{m['max_test_linf']:.3g}: {m['test_linf_ratio']:.2f} times"
+    shown, ratio, stop = m["max_test_linf"], m["test_linf_ratio"], m["_stop_linf"]
+    ok = 1.5 <= ratio <= 2.5 and stop == 5e-3 and shown == readable(m["_max_test_linf"], 3)
+    ok = ok and readable(printed(shown) / stop) == readable(ratio)  # the text's numbers agree
+    return ok, f"{shown} over {stop:g}: {readable(ratio)} times ({ratio:.3f})"
 
 
 @CHAPTER.claim(
@@ -614,18 +639,20 @@ def _(m):
 
 @CHAPTER.claim(
     "ex1-averages-anywhere",
-    "Exercise 1.1: wherever the trigger sits, every softmax head gives each key 1..j its 1/j and BOS almost nothing.",
+    "Exercise 1.1: wherever the trigger sits (every position from 2 to 15, the task's), every softmax head "
+    "gives each key 1..j its 1/j and BOS almost nothing.",
     profiles=BOTH,
 )
 def _(m):
-    return (
-        m["ex1_key_gap"] < 0.01
-        and m["ex1_row_gap"] < 0.01
-        and m["ex1_bos_trigger"] < 0.01
-        and m["ex1_bos_rest"] > 0.99,
+    positions = tuple(m["_ex1_positions"])
+    ok = positions == tuple(range(2, 16))  # every position the task draws (TriggerTask: 2 .. L-1)
+    ok = ok and m["ex1_key_gap"] < 0.01 and m["ex1_row_gap"] < 0.01
+    ok = ok and m["ex1_bos_trigger"] < 0.01 and m["ex1_bos_rest"] > 0.99
+    return ok, (
+        f"trigger at {', '.join(map(str, positions)) or 'no position'}; "
         f"key gap {readable(m['ex1_key_gap'], toward='up')}, in one row {readable(m['ex1_row_gap'], toward='up')}; "
         f"BOS {readable(m['ex1_bos_trigger'], toward='up')} at the trigger, "
-        f"{readable(m['ex1_bos_rest'], toward='down')} elsewhere",
+        f"{readable(m['ex1_bos_rest'], toward='down')} elsewhere"
     )
 
 
