@@ -55,6 +55,13 @@ GOOD = {
     "_transient_end": 0.1901,
     "transient_layers": "1, 2",
     "transient_peak_min": 0.9982,
+    "_n_collapsed_passed": 2,
+    "n_collapsed": 3,
+    "_decay_panels": [f"softmax, lr 0.01, wd {wd}" for wd in ("0", "0.1", "0.5", "1")],
+    "_run_models": [{"d_model": 64, "n_layers": 4, "n_heads": 4}] * 5,
+    "_text_model": {"d_model": 64, "n_layers": 4, "n_heads": 4},
+    "_ch7_model": {"d_model": 64, "n_layers": 2, "n_heads": 4},
+    **{k: ch08._model_measures()[k] for k in ("_decayed", "_not_decayed")},
     "strong_same_layer_max": 3,
     "n_joint_runs": 2,
     "joint_n_max": 3,
@@ -368,6 +375,8 @@ BREAKS = {
     "strong-sinks-dormant": {"strong_active_min": 0.9},
     "strong-sinks-rare": {"n_soft_trained": 20},
     "sinks-form-in-last-third": {"_late_first_min": 13000},
+    "text-model-shape": {"_ch7_model": {"d_model": 64, "n_layers": 4, "n_heads": 4}},  # as deep as chapter 7's
+    "decay-on-linear-weights": {"_decayed": ["blocks.*.mlp.0.weight", "head.weight", "tok.weight"]},
     "first-screen-counts": {"n_plain_near": 4},
     "query-counts": {"n_full_rows": 2},
     "context-labels-near-tolerance": {"n_ctx_informative_half": 1},
@@ -556,6 +565,12 @@ MORE_BREAKS = [
     ("ex3-looser-adds", {"_ex3_added": (0.251, 0.51)}),
     ("ex3-looser-adds", {"_ex3_models": 11}),
     ("wd0-transient-sinks", {"transient_peak_min": 0.99}),
+    ("wd0-transient-sinks", {"_n_collapsed_passed": 3}),  # the third run's head passed 0.9 and stayed above ε
+    ("wd0-transient-sinks", {"_decay_panels": [f"softmax, lr 0.01, wd {wd}" for wd in ("0.1", "0", "0.5", "1")]}),
+    ("text-model-shape", {"_run_models": [{"d_model": 64, "n_layers": 4, "n_heads": 4}] * 4}),
+    ("text-model-shape", {"_run_models": [{"d_model": 64, "n_layers": 2, "n_heads": 4}] * 5}),
+    ("decay-on-linear-weights", {"_not_decayed": ["pos.weight", "tok.weight"]}),  # LayerNorms and biases decayed
+    ("relu-full-rows-at-wd0", {"cond_relu_full_shrink": "6.2–6.8"}),  # rounded inward
     ("strong-sinks-jointly-no-ops", {"strong_same_layer_max": 2}),
     ("strong-sinks-jointly-no-ops", {"joint_n_max": 2}),
     ("context-sinks-write-little", {"ctx_mean_lo": "0.0025"}),  # prints at half the tolerance
@@ -1196,3 +1211,34 @@ def test_looser_counts_are_empty_without_models():
     assert ch08.looser_counts(tx).empty
     out = ch08._looser_measures(tx)
     assert (out["_ex3_models"], out["_ex3_kept"], out["_ex3_counts"]) == (0, False, {})
+
+
+def test_transient_measures_count_every_collapsed_run_whose_head_passed_0_9():
+    def run(course, wd=0.0, collapsed=True, seed=0):
+        r = _run("softmax", seed, [0.1] * 4, wd=wd, collapsed=collapsed)
+        first = np.full((len(course), 2, 2), 0.1)
+        first[:, 1, 0] = course
+        steps = [100 * (k + 1) for k in range(len(course))]
+        return {**r, "history": {**r["history"], "step": steps, "first_mean": first.tolist()}}
+
+    dc = SimpleNamespace(
+        runs=[
+            run([0.2, 0.95, 0.99, 0.1], seed=0),  # passed 0.9, fell below ε: a transient
+            run([0.2, 0.95, 0.6, 0.5], seed=1),  # passed 0.9, ended above ε: not one, but it passed
+            run([0.2, 0.5, 0.8, 0.2], seed=2),  # never passed
+            run([0.2, 0.5, 0.8, 0.2], wd=0.5, collapsed=False),
+        ]
+    )
+    m = ch08._transient_measures(dc)
+    assert (m["n_transient_runs"], m["_n_collapsed_passed"]) == (1, 2)
+    assert m["transient_steps"] == "200–300" and m["transient_peak_min"] == pytest.approx(0.99)
+    assert m["_decay_panels"] == ["softmax, lr 0.01, wd 0", "softmax, lr 0.01, wd 0.5"]
+
+
+def test_model_measures_read_the_recorded_shapes_and_the_decayed_parameters():
+    shape = {"d_model": 64, "n_layers": 4, "n_heads": 4}
+    m = ch08._model_measures(SimpleNamespace(meta={"model": shape}), SimpleNamespace(runs=[]))
+    assert m["_run_models"] == [shape] and m["_ch7_model"]["n_layers"] == 2
+    assert "head.weight" in m["_decayed"] and "blocks.*.qkv.weight" in m["_decayed"]
+    assert {"tok.weight", "pos.weight", "blocks.*.ln1.weight", "blocks.*.mlp.0.bias"} <= set(m["_not_decayed"])
+    assert not set(m["_decayed"]) & set(m["_not_decayed"])

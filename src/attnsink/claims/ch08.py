@@ -5,6 +5,7 @@ Python source), over every text run the book stores (:func:`attnsink.experiments
 from __future__ import annotations
 
 import math
+import re
 from fractions import Fraction
 
 import numpy as np
@@ -345,6 +346,7 @@ def measures(tx, sc, dc, ct, cx) -> dict:
         **_query_measures(heads, runs, tx.meta["task"]["seq_len"]),
         **_threshold_counts(heads),
         **_looser_measures(tx),
+        **_model_measures(tx, sc, dc, ct, cx),
         "_heads": heads,
         "_overview": overview(heads, loss),
     }
@@ -352,6 +354,28 @@ def measures(tx, sc, dc, ct, cx) -> dict:
     out.update(_overview_measures(out["_overview"]))
     out.update(_first_screen(out))
     return {**out, **bounded(out)}
+
+
+def _model_measures(*experiments) -> dict:
+    """The model the text describes: the shape each of ``experiments`` records (``meta``'s
+    ``model``; those without one are left out), the book's text model and Chapter 7's
+    (:data:`~attnsink.profiles.TEXT_MODEL`, :data:`~attnsink.profiles.BACKCOPY_MODEL`), and
+    which parameters of a fresh text model AdamW decays (:func:`attnsink.lm.param_groups`),
+    by name, the block's number as ``*``."""
+    from ..lm import GPT
+    from ..lm.training import param_groups
+    from ..profiles import BACKCOPY_MODEL, TEXT_MODEL
+
+    model = GPT(16, seq_len=TEXT_TASK["seq_len"], **TEXT_MODEL)  # the alphabet does not change the names
+    names = {id(p): re.sub(r"^blocks\.\d+\.", "blocks.*.", n) for n, p in model.named_parameters()}
+    decayed, kept = ({names[id(p)] for p in g["params"]} for g in param_groups(model, 0.1))
+    return {
+        "_run_models": [dict(e.meta["model"]) for e in experiments if "model" in getattr(e, "meta", {})],
+        "_text_model": dict(TEXT_MODEL),
+        "_ch7_model": dict(BACKCOPY_MODEL),
+        "_decayed": sorted(decayed),
+        "_not_decayed": sorted(kept),
+    }
 
 
 WORDS = ("none", "one", "two", "three", "four", "five", "six", "seven", "eight", "nine", "ten", "eleven", "twelve")
@@ -761,8 +785,18 @@ def _collapse_measures(heads: pd.DataFrame, dc, runs: list) -> dict:
 
 def _transient_measures(dc) -> dict:
     """Weight decay 0, softmax: the heads that passed :data:`STRONG` at some measurement and
-    ended below ε (Figure 8.1's left panel); the runs, the steps they were above, the least of
-    their peaks and the most they kept at the end."""
+    ended below ε (Figure 8.1's first panel, top left); the runs, the steps they were above, the
+    least of their peaks and the most they kept at the end. Also the collapsed softmax runs with
+    any head above :data:`STRONG` at any measurement, however it ended, and Figure 8.1's panels
+    in the order it draws them (:func:`attnsink.analysis.sink_history_frame`, two a row)."""
+    from ..analysis import sink_history_frame
+
+    soft = [r for r in dc.runs if r["attention"] == "softmax"]
+    passed = [
+        bool((np.asarray(r["history"]["first_mean"], dtype=float) > STRONG).any())
+        for r in soft
+        if r.get("health", {}).get("collapsed", False)
+    ]
     found = []
     for r in dc.runs:
         if r["attention"] != "softmax" or r["weight_decay"] != 0:
@@ -788,6 +822,8 @@ def _transient_measures(dc) -> dict:
         "transient_end": float(found.end.max()) if len(found) else np.nan,
         "transient_peak_min": float(found.peak.min()) if len(found) else np.nan,
         "transient_layers": ", ".join(str(x) for x in sorted(set(found.layer))),
+        "_n_collapsed_passed": sum(passed),
+        "_decay_panels": list(dict.fromkeys(sink_history_frame(soft)["panel"])) if soft else [],
     }
 
 
@@ -1783,20 +1819,25 @@ def _(m):
 
 @CHAPTER.claim(
     "wd0-transient-sinks",
-    "In two of the three collapsed runs a head passed 0.9 for a while, between steps 4,900 and 13,800, "
-    "peaking at 0.998 or more, close to one, then fell back below the threshold.",
+    "In Figure 8.1's top-left panel (weight decay 0; then 0.1, 0.5 and 1, two a row) lines come close to one for a "
+    "while: in two of the three collapsed runs a head passed 0.9, between steps 4,900 and 13,800, peaking at "
+    "0.998 or more, then fell back below the threshold. In the third no head passed 0.9 at any measurement.",
 )
 def _(m):
+    panels = m["_decay_panels"]
     holds = (
-        m["n_transient_runs"] == 2
+        m["n_transient_runs"] == m["_n_collapsed_passed"] == 2
+        and m["n_collapsed"] == 3
         and m["transient_end"] < m["eps"]
         and safe(m, "transient_end")
         and m["transient_peak_min"] >= 0.998
+        and panels == [f"softmax, lr 0.01, wd {wd}" for wd in ("0", "0.1", "0.5", "1")]
     )
     return holds, (
         f"{m['n_transient_runs']} runs; above 0.9 within steps {m['transient_steps']}, peaks "
         f"≥ {_down(m['transient_peak_min'], 4)} (layers "
-        f"{m['transient_layers']}); at the end ≤ {_up(m['_transient_end'])}"
+        f"{m['transient_layers']}); at the end ≤ {_up(m['_transient_end'])}; any head above 0.9 ever: "
+        f"{m['_n_collapsed_passed']} of {m['n_collapsed']} collapsed runs; top-left panel: {panels[:1]}"
     )
 
 
@@ -1979,7 +2020,7 @@ def _(m):
 )
 def _(m):
     ratio = m["_plain_top"] / m["even"]
-    return 4.5 <= ratio < 5.5, f"{m['_plain_top']:.3f} = {ratio:.1f} × {m['even']:.3f}"
+    return 4.5 <= ratio < 5.5, f"{m['_plain_top']:.3f} ≈ {ratio:.1f} × {m['even']:.3f}"
 
 
 @CHAPTER.claim(
@@ -2406,8 +2447,8 @@ def _(m):
 
 @CHAPTER.claim(
     "relu-full-rows-at-wd0",
-    "The other four, all at weight decay 0, keep full rows (0.91 to 2.4 of weight, rounded outward) and read "
-    "values about six times smaller than when active.",
+    "The other four, all at weight decay 0, keep full rows (mean row sums 0.91 to 2.4, rounded outward); at "
+    "their silent characters their weighted value norm is 6.1 to 6.9 times smaller than at their active ones.",
 )
 def _(m):
     holds = (
@@ -2415,11 +2456,12 @@ def _(m):
         and m["cond_relu_full_wds"] == "0"
         and m["_cond_relu_full_row_min"] >= 0.9
         and m["cond_relu_full_row"] == "0.91–2.4"
+        and m["cond_relu_full_shrink"] == "6.1–6.9"
         and m["_cond_relu_full_shrink_min"] >= 5
     )
     return holds, (
         f"{m['n_cond_relu_full']} heads at weight decay {m['cond_relu_full_wds']}; rows {m['cond_relu_full_row']}; "
-        f"values {m['cond_relu_full_shrink']}× smaller"
+        f"weighted value norm at active over silent characters {m['cond_relu_full_shrink']}"
     )
 
 
@@ -2479,6 +2521,58 @@ def _(m):
     return holds, f"quiet ratios {_span([least, most], 4)}, printed {m['cond_soft_quiet']}"
 
 
+def _shape(model: dict) -> str:
+    """A model's shape as a measured string states it: '4 layers × 4 heads, width 64'."""
+    return f"{model['n_layers']} layers × {model['n_heads']} heads, width {model['d_model']}"
+
+
+@CHAPTER.claim(
+    "text-model-shape",
+    "The model is Chapter 7's pre-LayerNorm GPT, here with four layers instead of two; as there, each layer has "
+    "four heads and the width is 64. Every text experiment trains this shape.",
+    profiles=BOTH,
+)
+def _(m):
+    runs, text = m["_run_models"], m["_text_model"]
+    holds = (
+        text == {"d_model": 64, "n_layers": 4, "n_heads": 4}
+        and m["_ch7_model"] == {"d_model": 64, "n_layers": 2, "n_heads": 4}
+        and len(runs) == 5
+        and all(r == text for r in runs)
+    )
+    same = sum(r == text for r in runs)
+    return holds, f"text {_shape(text)}, in {same} of {len(runs)} experiments; Chapter 7's {_shape(m['_ch7_model'])}"
+
+
+DECAYED = ["blocks.*.mlp.0.weight", "blocks.*.mlp.2.weight", "blocks.*.out.weight", "blocks.*.qkv.weight"]
+"""The parameters of a block that AdamW decays (:func:`attnsink.lm.training.param_groups`)."""
+
+
+@CHAPTER.claim(
+    "decay-on-linear-weights",
+    "Weight decay applies only to the weights of the linear maps (attention, MLP and read-out); the token and "
+    "position embeddings, the LayerNorms and the biases are not decayed.",
+    profiles=BOTH,
+)
+def _(m):
+    kept = set(m["_not_decayed"])
+    holds = (
+        m["_decayed"] == [*DECAYED, "head.weight"]
+        and {"tok.weight", "pos.weight", "ln_f.weight", "ln_f.bias"} <= kept
+        and {f"blocks.*.{n}" for n in ("ln1.weight", "ln1.bias", "ln2.weight", "ln2.bias")} <= kept
+        and {"blocks.*.mlp.0.bias", "blocks.*.mlp.2.bias"} <= kept
+        and all(n.endswith(("bias", "tok.weight", "pos.weight")) or ".ln" in n or n.startswith("ln") for n in kept)
+    )
+    decayed = ", ".join(n.replace("blocks.*.", "").removesuffix(".weight") for n in m["_decayed"])
+    embeddings = sorted(n.removesuffix(".weight") for n in kept if n in ("tok.weight", "pos.weight"))
+    ln = sum(".ln" in n or n.startswith("ln") for n in kept)
+    biases = sum(n.endswith("bias") and "ln" not in n for n in kept)
+    return holds, (
+        f"decayed: {decayed} weights; not: {', '.join(embeddings)}, {ln} LayerNorm and {biases} other bias "
+        "tensors (a block's counted once)"
+    )
+
+
 @CHAPTER.claim(
     "default-weight-decay",
     "Unless a setting says otherwise, the weight decay is 0.1 on both texts.",
@@ -2527,7 +2621,7 @@ def _(m):
 )
 def _(m):
     holds = m["n_coherence_undefined"] > 0 and m["_undefined_rows_max"] == 0
-    return holds, f"{m['n_coherence_undefined']} heads; their silent rows hold ≤ {m['_undefined_rows_max']:g}"
+    return holds, f"{m['n_coherence_undefined']} heads; their silent rows hold ≤ {_up(m['_undefined_rows_max'])}"
 
 
 @CHAPTER.claim(
