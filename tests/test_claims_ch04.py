@@ -313,6 +313,56 @@ def test_at_least_rounds_down():
     assert ch04._at_least(0.0) == 0.0 and math.isnan(ch04._at_least(math.nan))
 
 
+REFEREE = pd.DataFrame(  # Table 4.4's cells the eleventh review found printed past their value
+    {
+        "L": [4, 4, 6, 6, 6],
+        "cap θ": [0.75, 0.99, 0.5, 0.75, 0.9],
+        "F_L(θ)": [4.0, 0.08203245, 1935.36, 66.74962963, 5.27685414],
+        "proved floor": [4.0, 2.0, 1935.36, 66.74962963, 5.27685414],
+        "least weight ≥": [4.79989428, 2.05099598, 2705.18835019, 126.76304257, 13.73920261],
+        "an exact layer's weight": [4.80009154, 2.05124806, 2705.3536732, 126.77119783, 13.73984574],
+        "least ÷ F_L ≥": [1.19997357, 25.00225324, 1.3977701, 1.89908234, 2.60367299],
+    }
+)
+
+
+def test_every_bound_column_of_the_chapters_tables_prints_on_its_safe_side():
+    from attnsink.claims.bounds import printed
+
+    floors = ch04.floor_table(16, thetas=(0.5, 0.6, 0.75, 0.9, 0.99))
+    price = pd.DataFrame({"L": [4, 12], "weight Σ|α_h|": [30.67, 2.2e11], "floor F_L(1/2)": [20.0, 4.795e10]})
+    for frame in (floors, REFEREE, price):
+        formats = ch04.bound_formats(frame)
+        named = [c for c in frame.columns if "floor" in c or "≥" in c or "F_L" in c]
+        assert set(named) <= set(formats), "every column that names a bound rounds to its safe side"
+        for column, show in formats.items():
+            for v in frame[column]:
+                shown = printed(show(v))
+                assert shown <= v if ch04.BOUND_SIDES[column] == "down" else shown >= v, (column, v, show(v))
+    assert ch04.bound_formats(floors)["proved floor max(F_L, 2)"](1.35365556e14) == "1.3 × 10¹⁴"  # not 1.4
+    assert [ch04.bound_formats(REFEREE)["least weight ≥"](v) for v in REFEREE["least weight ≥"]] == [
+        "4.799",
+        "2.050",
+        "2705.188",
+        "126.763",
+        "13.739",
+    ]
+    assert ch04.bound_formats(REFEREE)["an exact layer's weight"](4.80009154) == "4.801"  # a ceiling: up
+    assert ch04.bound_formats(price)["floor F_L(1/2)"](1.058e8) == "1.0 × 10⁸"
+    assert ch04.bound_formats(pd.DataFrame({"proved bound": [1.2e-3]}))["proved bound"](1.23e-3) == "1.3 × 10⁻³"
+
+
+def test_the_chapters_bound_tables_use_the_bound_formats():
+    import json
+    from pathlib import Path
+
+    path = Path(__file__).resolve().parents[1] / "book" / "04_several_layers.ipynb"
+    cells = ["".join(c["source"]) for c in json.loads(path.read_text())["cells"] if c["cell_type"] == "code"]
+    for n in ("4.3", "4.4", "4.5", "4.9", "4.10", "4.12"):
+        (cell,) = [c for c in cells if f'"Table {n}. ' in c]
+        assert "bound_formats(" in cell, f"Table {n} prints bounds: its cells must round to their safe side"
+
+
 def test_the_floor_is_at_least_two():
     assert ch04.price_floor(16, 0.5) == cancellation_weight_floor(16, 0.5)
     assert ch04.price_floor(4, 0.99) == 2.0 and cancellation_weight_floor(4, 0.99) < 2

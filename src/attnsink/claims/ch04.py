@@ -29,7 +29,7 @@ from ..profiles import MULTI_LAYER, N_TEST
 from ..prose import bound, readable
 from ..theory import cancellation_weight_floor, fewest_cancelling_heads
 from .base import Chapter
-from .bounds import printed
+from .bounds import bound_cell, printed
 
 CHAPTER = Chapter("ch4")
 BOTH = ("quick", "full")
@@ -133,6 +133,31 @@ def floor_table(seq_len: int, thetas) -> pd.DataFrame:
     )
 
 
+BOUND_SIDES = {
+    "F_L(θ)": "down",
+    "proved floor max(F_L, 2)": "down",
+    "proved floor": "down",
+    "least weight ≥": "down",
+    "least ÷ F_L ≥": "down",
+    "an exact layer's weight": "up",
+    "floor F_L(1/2)": "down",
+    "median D̃_i (lower bound)": "down",
+    "least mean D̃_i, diffuse (lower bound)": "down",
+    "proved bound": "up",
+}
+"""The chapter's table columns that hold a bound, each with the side its cells round to: down
+for a proved floor, a certificate or a certified lower bound (Tables 4.3, 4.4, 4.5, 4.9, 4.12),
+up for a ceiling (an exact layer's weight bounds the least weight from above; Table 4.10's
+proved bound on the error)."""
+
+
+def bound_formats(df: pd.DataFrame, precision: int = 3) -> dict:
+    """The ``formats`` of :func:`attnsink.book.table` for the bound columns of ``df``
+    (:data:`BOUND_SIDES`): each cell as the table prints numbers, rounded to its safe side
+    (:func:`attnsink.claims.bounds.bound_cell`), so that no bound prints past its value."""
+    return {c: bound_cell(side, precision) for c, side in BOUND_SIDES.items() if c in df.columns}
+
+
 def _test_rows(c: np.ndarray, seq_len: int) -> np.ndarray:
     """(seq_len - 1, points): the functions ``1`` and ``1/(c + j)``, ``j = 2 .. seq_len - 1``."""
     return np.vstack([np.ones_like(c)] + [1 / (c + j) for j in range(2, seq_len)])
@@ -140,9 +165,9 @@ def _test_rows(c: np.ndarray, seq_len: int) -> np.ndarray:
 
 def least_weight_bounds(seq_len: int, theta: float, *, iters: int = 2000) -> dict:
     """Bounds on the least total value weight of an exact layer of the family under the cap
-    ``theta``. The lower bound is a certificate: any ``y`` gives the test function
-    ``g(c) = y_0 + sum_j y_j / (c + j)`` and ``sum_h |alpha_h| >= (sum_j y_j / j) / max |g|``
-    over ``[0, C]`` (the theorem's pairing, with ``g`` free). ``y`` comes from Lawson's
+    ``theta``. The lower bound is a certificate: any coefficients ``nu`` give the function
+    ``g(c) = nu_0 + sum_j nu_j / (c + j)`` and ``sum_h |alpha_h| >= (sum_j nu_j / j) / max |g|``
+    over ``[0, C]`` (the theorem's pairing, with ``g`` free). ``nu`` comes from Lawson's
     reweighted least squares; ``max |g|`` is bounded above rigorously (the largest value on a
     grid of spacing ``Delta`` plus ``Delta^2 max|g''| / 8``). The upper bound is an exact layer
     (:func:`attnsink.construct.cancelling_layer`) whose logits sit where ``|g|`` peaks."""
@@ -150,15 +175,15 @@ def least_weight_bounds(seq_len: int, theta: float, *, iters: int = 2000) -> dic
     grid = np.unique(np.concatenate([np.geomspace(1e-9, cap, 4000), np.linspace(0, cap, 4000)]))
     A, b = _test_rows(grid, L), np.array([0.0] + [1 / j for j in range(2, L)])
     w = np.full(len(grid), 1 / len(grid))
-    for _ in range(iters):  # Lawson: minimise max |g| on the grid subject to b . y = 1
+    for _ in range(iters):  # Lawson: minimise max |g| on the grid subject to b . nu = 1
         z = np.linalg.solve((A * w) @ A.T, b)
-        y = z / (b @ z)
-        w = w * np.abs(A.T @ y)
+        nu = z / (b @ z)
+        w = w * np.abs(A.T @ nu)
         w /= w.sum()
     fine = np.linspace(0, cap, 10**6 + 1)
-    g = _test_rows(fine, L).T @ y
-    curvature = sum(2 * abs(y[k]) / j**3 for k, j in enumerate(range(2, L), start=1))  # >= |g''| on c >= 0
-    top = np.abs(g).max() + curvature * (cap / 10**6) ** 2 / 8 + 1e-12 * np.abs(y).sum()
+    g = _test_rows(fine, L).T @ nu
+    curvature = sum(2 * abs(nu[k]) / j**3 for k, j in enumerate(range(2, L), start=1))  # >= |g''| on c >= 0
+    top = np.abs(g).max() + curvature * (cap / 10**6) ** 2 / 8 + 1e-12 * np.abs(nu).sum()
     a = np.abs(g)
     peaks = np.flatnonzero(np.r_[True, a[1:-1] >= np.maximum(a[:-2], a[2:]), True])
     peaks = peaks[np.r_[True, np.diff(peaks) > 1]]  # a flat top of equal grid values is one peak, not
@@ -166,7 +191,7 @@ def least_weight_bounds(seq_len: int, theta: float, *, iters: int = 2000) -> dic
     best = sorted(fine[peaks[np.argsort(-a[peaks])][: L - 1]])
     logits = [max(Fraction(v).limit_denominator(10**9), Fraction(1, 10**9)) for v in best]
     alpha = cancelling_layer(L, logits)
-    return {"lower": float(b @ y / top), "upper": float(sum(abs(v) for v in alpha)), "alpha": alpha}
+    return {"lower": float(b @ nu / top), "upper": float(sum(abs(v) for v in alpha)), "alpha": alpha}
 
 
 def price_gaps(lengths=(4, 6), thetas=(0.5, 0.75, 0.9, 0.99)) -> pd.DataFrame:
@@ -357,8 +382,8 @@ def _construction(cancel, exact, alpha, floors, gaps) -> dict:
         "alpha_float_sum": float(sum(Fraction(float(a)) for a in alpha)),
         "exact_over_floor": weights / F(16, 0.5),
         "floor_half": F(16, 0.5),
-        "floor_09": F(16, 0.9),
-        "floor_099": F(16, 0.99),
+        "floor_09": _at_least(F(16, 0.9)),  # a floor, quoted as one: rounded down
+        "floor_099": _at_least(F(16, 0.99)),
         "_floors": floors,
         "heavy_head": _at_least(heavy / (heavy + 2)),
         "_heavy": heavy / (heavy + 2),
@@ -615,7 +640,7 @@ def _(m):
     "cancel-sinks-at-trigger", "At margin 20, head 2 puts within 10⁻⁶ of 1 on BOS at every trigger row.", profiles=BOTH
 )
 def _(m):
-    return m["_cancel_trig_bos"] >= 1 - 1e-6, f"least {m['_cancel_trig_bos']:.7f}"
+    return m["_cancel_trig_bos"] >= 1 - 1e-6, f"least {m['_cancel_trig_bos']:.9g}"  # 1 only if exactly 1
 
 
 @CHAPTER.claim(
