@@ -204,7 +204,7 @@ TEXT = {  # AdamW, batches of 8 windows; lr is unused (every model trains at eac
 }
 
 # ---- language models: chapter 8's GPT and text at several weight decays ----
-DECAY_RATES = (0.0, TEXT_WEIGHT_DECAY, 0.5, 1.0)  # AdamW's weight decay on the matrices (Gu et al. vary it)
+DECAY_RATES = (0.0, TEXT_WEIGHT_DECAY, 0.5, 1.0)  # AdamW's weight decay on the linear maps' weights (Gu et al. vary it)
 TEXT_DECAY = {  # TEXT's recipe at its larger rate, where a head sat on the threshold; softmax and ReLU
     "quick": Settings(seeds=1, steps=2_000, lr=TEXT_LRS[1], batch_size=8, stop_linf=None),
     "full": Settings(seeds=3, steps=20_000, lr=TEXT_LRS[1], batch_size=8, stop_linf=None),
