@@ -30,8 +30,9 @@ from .base import Chapter
 CHAPTER = Chapter("ch2")
 BOTH = ("quick", "full")
 
-MSE_MARGIN = 1.2
-"""The certificates of the trained heads assume their expected MSE is at most this times the measured one."""
+MSE_FACTOR = 1.2
+"""The MSE factor: the certificates of the trained heads assume their expected MSE is at most this
+times the measured one."""
 DELTA = 0.05
 """The share of sequences a certificate may miss."""
 SHORT_FRAC = 1.02
@@ -238,10 +239,10 @@ def proof_steps(heads: dict, terms: dict, task: TriggerTask, *, n: int = 200) ->
 # ---- the certificate from the loss: the trained heads, and how tight it is ----
 
 
-def certify(trained, task: TriggerTask, *, n: int = 20_000, margin: float = MSE_MARGIN) -> pd.DataFrame:
+def certify(trained, task: TriggerTask, *, n: int = 20_000, mse_factor: float = MSE_FACTOR) -> pd.DataFrame:
     """Per trained head (``trained``: chapter 1's softmax results): its test MSE on ``n``
     sequences and the standard error, the weight on BOS certified at position 1 from
-    ``margin`` times that MSE, the floor on D_i from its weights and the weight it certifies
+    ``mse_factor`` times that MSE, the floor on D_i from its weights and the weight it certifies
     at every row, and what ``n`` other sequences measure against both certificates."""
     L, d = task.seq_len, task.d_model
     out = []
@@ -249,9 +250,9 @@ def certify(trained, task: TriggerTask, *, n: int = 20_000, margin: float = MSE_
         ev = evaluate(r.model, task, n=n, seed=5)
         per_seq = (ev.y_hat - ev.batch.y).pow(2).mean(dim=(1, 2))  # each sequence's mean squared error
         mse = per_seq.mean().item()
-        bound = bos_mass_lower_bound(task, margin * mse, DELTA)[1].item()
+        bound = bos_mass_lower_bound(task, mse_factor * mse, DELTA)[1].item()
         floor = min(hull_distance_floor(r.model, task))  # D_i >= floor at every row of every sequence
-        every_row = 1 - math.sqrt(2 * L * d * margin * mse / DELTA) / floor  # the corollary, D_i >= floor
+        every_row = 1 - math.sqrt(2 * L * d * mse_factor * mse / DELTA) / floor  # the corollary, D_i >= floor
         test = evaluate(r.model, task, n=n, seed=11)
         a = test.attn[0][:, 0]  # (sequences, query, key)
         a10 = a[:, 1, 0]
@@ -347,12 +348,12 @@ def vacuous_mse(task: TriggerTask, delta: float = DELTA) -> float:
     return hi
 
 
-def tightness(task: TriggerTask, *, n_probe: int = 200_000, n: int = 20_000, margin: float = 1.0):
+def tightness(task: TriggerTask, *, n_probe: int = 200_000, n: int = 20_000, mse_factor: float = 1.0):
     """The certificate at position 1 against heads that keep weight off BOS there: two kinds of
     ``row_one_leak`` heads (on a share 2 delta of ``n_probe`` sequences, and on the
     :data:`SHORT_FRAC` delta with the shortest token 1) at three masses, and the hand-built
     heads of margins 10 and 12 (with the shares of their squared error at the rows from 2 on
-    and at row 1). ``ratio``: the most the certificate allows, at ``margin`` times each head's
+    and at row 1). ``ratio``: the most the certificate allows, at ``mse_factor`` times each head's
     measured MSE (1: the measured MSE itself, as in :func:`certificate_points`), over the mass
     kept off BOS (``mu`` for the leaking heads; for the hand-built ones, the 95% quantile)."""
     probe = task.sample(n_probe, generator=torch.Generator().manual_seed(3))
@@ -365,7 +366,7 @@ def tightness(task: TriggerTask, *, n_probe: int = 200_000, n: int = 20_000, mar
     for family, chosen in leak_sets.items():
         for mu in (1e-4, 1e-3, 1e-2):
             mse = (row_one_leak(task, probe, mu * chosen.double()) - probe.y).pow(2).mean().item()
-            allowed = 1 - bos_mass_lower_bound(task, margin * mse, DELTA)[1].item()
+            allowed = 1 - bos_mass_lower_bound(task, mse_factor * mse, DELTA)[1].item()
             kept = {"fraction leaking": chosen.double().mean().item(), "mass off BOS": mu}
             out.append({"head": family, "test MSE": mse, **kept, "certified: at most": allowed})
     for lam in (10.0, 12.0):
@@ -375,7 +376,7 @@ def tightness(task: TriggerTask, *, n_probe: int = 200_000, n: int = 20_000, mar
         late = ev.batch.is_nontrigger.clone()
         late[:, :2] = False  # the non-trigger rows from 2 on
         a10 = evaluate(head, task, n=n, seed=11).attn[0][:, 0, 1, 0]
-        allowed = 1 - bos_mass_lower_bound(task, margin * ev.errors["mse"], DELTA)[1].item()
+        allowed = 1 - bos_mass_lower_bound(task, mse_factor * ev.errors["mse"], DELTA)[1].item()
         out.append(
             {
                 "head": f"hand-built, margin {lam:g}",
@@ -692,7 +693,7 @@ def _certificate_measures(cert: pd.DataFrame, task: TriggerTask) -> dict:
             bos_mass_lower_bound(task, 0.99 * vac, DELTA)[1].item(),
             bos_mass_lower_bound(task, vac, DELTA)[1].item(),
         ),
-        "mse_margin": MSE_MARGIN,
+        "mse_factor": MSE_FACTOR,
         "_cert_delta": DELTA,  # the share of sequences the certificates of Tables 2.5 and 2.6 may miss
         "cert_n": int(len(cert)),
         "cert_min": at_least(cert["certified BOS weight at position 1"].min(), 3),
@@ -703,7 +704,7 @@ def _certificate_measures(cert: pd.DataFrame, task: TriggerTask) -> dict:
         "below_max": float(cert["sequences below the certificate"].max()),
         "se_max": at_most(se.max(), percent=True),
         "_se_max": float(se.max()),
-        "se_sigmas": math.floor(float(((MSE_MARGIN - 1) / se).min()) + 1e-9),  # at least this many
+        "se_sigmas": math.floor(float(((MSE_FACTOR - 1) / se).min()) + 1e-9),  # at least this many
         "floor_min": at_least(cert["floor on D_i from the weights"].min()),
         "_floor_min": float(cert["floor on D_i from the weights"].min()),
         "every_min": at_least(cert["certified BOS weight, every row"].min(), 3),
@@ -1127,8 +1128,8 @@ def _(m):
 
 
 @CHAPTER.claim(
-    "margin-is-wide",
-    "The MSE margin lies at least 5 standard errors above each measured MSE.",
+    "mse-factor-is-wide",
+    "The MSE factor times each measured MSE lies at least 5 standard errors above it.",
     profiles=BOTH,
 )
 def _(m):
@@ -1433,13 +1434,13 @@ def _(m):
 
 
 @CHAPTER.claim(
-    "quoted-margin-sigmas",
-    "The standard error of each measured MSE is at most 0.93% of it, so the margin of 1.2 lies at least "
-    "21 standard errors above it.",
+    "quoted-mse-factor-sigmas",
+    "The standard error of each measured MSE is at most 0.93% of it, so 1.2 times it (the MSE factor) "
+    "lies at least 21 standard errors above it.",
 )
 def _(m):
-    holds = m["_se_max"] <= 0.0093 and (MSE_MARGIN - 1) / m["_se_max"] >= 21
-    return holds, f"largest standard error {m['_se_max']:.3%}: {(MSE_MARGIN - 1) / m['_se_max']:.1f} of them"
+    holds = m["_se_max"] <= 0.0093 and (MSE_FACTOR - 1) / m["_se_max"] >= 21
+    return holds, f"largest standard error {m['_se_max']:.3%}: {(MSE_FACTOR - 1) / m['_se_max']:.1f} of them"
 
 
 @CHAPTER.claim(
