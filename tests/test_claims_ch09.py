@@ -104,6 +104,13 @@ GOOD = {
     "cd_rest_change": 1.07,
     "cd_clipped_own_row": 1.0,
     "cd_sigmoid_short_lo": 6e-7,
+    "cd_unspent_max": 4.1e-4,
+    "clip_shed": "0.03",
+    "clip_shed_last": "0.45",
+    "clip_rows_between": True,
+    "clip_flat_gap": 6e-8,
+    "sigmoid_spent_low": 9.4e-14,
+    "sigmoid_spent_high_gap": 0.0,
     "cd_cert_n": 10,
     "cd_cert_lo": 0.908,
     "cd_cert_hi": 0.972,
@@ -302,6 +309,13 @@ BREAKS = {  # claim -> changes of the measures, each of which makes it false
         {"cd_rest_change": 1.5},
     ],
     "cd-own-row": [{"cd_clipped_own_row": 0.99}, {"cd_sigmoid_short_lo": 0.0}],
+    "rules-unspent": [
+        {"clip_rows_between": False},
+        {"clip_flat_gap": 0.03},  # equal scores do not shed all a row can
+        {"sigmoid_spent_low": 0.01},
+        {"sigmoid_spent_high_gap": 0.5},
+    ],
+    "cd-unspent": [{"cd_unspent_max": 0.002}],
     "cd-certified": [
         {"cd_cert_lo": 0.85},
         {"cd_cert_n": 0},
@@ -712,6 +726,7 @@ def test_rows_on_bos_reads_every_row():
     rows = torch.tensor([[0.5, 0.0, 0.0], [0.25, 0.25, 0.0]])  # a null takes the rest of the first row
     m = ch09._rows_on_bos(rows, 2 * c, c)
     assert (m["row_min"], m["row_spread"], m["row_rest"]) == (0.25, 0.25, 0.25)
+    assert m["row_sum_gap"] == 0.5  # both rows leave half their weight unspent
     assert m["part_row_error"] == pytest.approx(0.5) and m["part_row_len"] == pytest.approx(0.5)  # the second row
     exact = ch09._rows_on_bos(torch.tensor([[0.5, 0.0]]), 2 * c, c)
     assert exact["part_row_error"] == pytest.approx(0.0) and exact["row_spread"] == 0.0
@@ -739,6 +754,21 @@ def test_relu_reads_follow_the_spread():
     assert m["cd_relu_narrow_lowers"] == 0  # the one narrow head's zeroing costs
     lowers = relu.assign(ablate_zero=[0.2, -0.01, -0.01], writes=["harmful", "harmful", "harmful"])
     assert ch09._relu_reads(lowers, relu.iloc[[1]])["cd_relu_narrow_lowers"] == 1  # the wide one is not counted
+
+
+def test_unspent_rows_reads_the_rules():
+    m = ch09.unspent_rows(16)
+    assert (m["clip_shed"], m["clip_shed_last"]) == ("0.03", "0.45")
+    assert m["clip_rows_between"] and m["clip_flat_gap"] < 1e-6
+    assert m["sigmoid_spent_low"] < 1e-9 and m["sigmoid_spent_high_gap"] < 1e-4
+    assert ch09.unspent_rows(4)["clip_shed_last"] == "0.09"
+    claim = {c.id: c for c in ch09.CHAPTER.claims}["rules-unspent"]
+    assert claim.run(m)[0] and not claim.run({})[0]  # unmeasured, it does not hold
+
+
+def test_the_trigger_sections_glue_the_task_size():
+    m = claims.run_claims("ch9", "quick", *fake_runs(), health=HEALTH).measures
+    assert (m["task_L"], m["task_d"]) == ("16", "16") and m["clip_shed"] == "0.03"
 
 
 def test_outward_rounds_each_end_outward():

@@ -14,6 +14,7 @@ import pandas as pd
 import torch
 
 from ..analysis import backcopy_frame
+from ..attention import CLIP_GAMMA, causal_mask, clipped_softmax, sigmoid
 from ..construct import constant_sink_solution, softmax_solution
 from ..experiments import CONSTANT_RULES
 from ..lm.metrics import SINK_ROW, SINK_ROW_UNIFORM
@@ -347,6 +348,8 @@ def _tolerances(constant, book, broadcast) -> dict:
 
 def _trigger(built, constructed, constant, book, broadcast, moved, broken) -> dict:
     out = {"w_share": f"{WRITE_SHARE:.0%}", **rule_readings(), **_tolerances(constant, book, broadcast)}
+    size = TriggerTask()  # every trigger task of the chapter has the book's size
+    out |= {"task_L": str(size.seq_len), "task_d": str(size.d_model), **unspent_rows(size.seq_len)}
     if built is not None:
         out["built_reads"] = "; ".join(built["writes"])
     if constructed is not None:
@@ -801,7 +804,9 @@ def _rows_on_bos(rows: torch.Tensor, u0: torch.Tensor, c: torch.Tensor) -> dict:
     """Row by row, at the default rows: ``rows`` (one per row and sequence, over
     the keys) the head's weights there; BOS's value in output space is ``u0``. The smallest
     weight on BOS (``row_min``), its spread from row to row (``row_spread``, largest minus
-    smallest), the largest weight on the other tokens together (``row_rest``), and BOS's part
+    smallest), the largest weight on the other tokens together (``row_rest``), the largest
+    distance of a row's sum from 1 (``row_sum_gap``: what a row leaves unspent, or spends
+    past 1), and BOS's part
     of the output there, ``weight × u0``: its largest distance from ``c``
     (``part_row_error``) and its length's largest distance from ‖c‖ (``part_row_len``), over
     ‖c‖."""
@@ -812,6 +817,7 @@ def _rows_on_bos(rows: torch.Tensor, u0: torch.Tensor, c: torch.Tensor) -> dict:
         "row_min": float(weights.min()),
         "row_rest": float(rows[:, 1:].sum(-1).max()),
         "row_spread": float(weights.max() - weights.min()),
+        "row_sum_gap": float((rows.sum(-1) - 1).abs().max()),
         "part_row_error": float((part - c).norm(dim=-1).max() / norm),
         "part_row_len": float((part.norm(dim=-1) / norm - 1).abs().max()),
     }
@@ -844,6 +850,9 @@ def constant_tables(runs: pd.DataFrame) -> tuple[pd.DataFrame, pd.DataFrame]:
 SINK_RULES = ("softmax", "sigmoid_norm", "clipped_softmax", "sigmoid")
 """The rules whose heads end as constant-writing sinks (the text says so)."""
 NULL_RULES = ("softmax1", "sink_logit", "gated")
+"""The rules with a null: a phantom key or a gate, through which a share of a row's weight goes to no token."""
+UNSPENT_RULES = ("clipped_softmax", "sigmoid")
+"""The rules with no null whose rows still need not sum to 1 (:func:`unspent_rows`)."""
 RELU_RULES = ("relu", "relu_visible")
 
 
@@ -855,7 +864,7 @@ def _constant(runs: pd.DataFrame) -> dict:
     nulls = runs[runs["attention"].isin(NULL_RULES)]
     relu = runs[runs["attention"].isin(RELU_RULES)]
     exact = relu[relu["later"] < 1e-3]
-    sigmoid = runs[runs["attention"] == "sigmoid"]
+    sig = runs[runs["attention"] == "sigmoid"]
     harm = runs[runs["writes"] == "harmful"]
     return {
         "c_value": f"{CONSTANT_DEFAULT:g}",
@@ -877,8 +886,9 @@ def _constant(runs: pd.DataFrame) -> dict:
         "cd_null_rest_max": float(nulls["row_rest"].max()),
         "cd_null_part_dev": float(nulls["part_row_len"].max()),  # row by row
         "cd_clipped_own_row": float(runs.loc[runs["attention"] == "clipped_softmax", "own_row"].min()),
-        "cd_sigmoid_short_lo": float((1 - sigmoid["own_row"]).min()),
-        "cd_sigmoid_short_hi": float((1 - sigmoid["own_row"]).max()),
+        "cd_sigmoid_short_lo": float((1 - sig["own_row"]).min()),
+        "cd_sigmoid_short_hi": float((1 - sig["own_row"]).max()),
+        "cd_unspent_max": float(runs.loc[runs["attention"].isin(UNSPENT_RULES), "row_sum_gap"].max()),
         **_certified(runs),
         "cd_margin": f"{MSE_MARGIN:g}",
         "cd_relu_mass_max": float(relu["bos_mass_nontrigger"].max()),
@@ -898,6 +908,29 @@ def _constant(runs: pd.DataFrame) -> dict:
         "cd_harmful_mean_lowers": bool((harm["ablate_mean"] < 0).all()),
         **_relu_reads(relu, exact),
         **_bos_rows(runs),
+    }
+
+
+def unspent_rows(seq_len: int, n: int = 256, seed: int = 0) -> dict:
+    """What a row of the two rules of :data:`UNSPENT_RULES` may leave unspent, read off the
+    rules themselves on a causal mask of ``seq_len`` rows. ``clipped_softmax``: whether row
+    i sums to between 1 + γi and 1 on random scores (``clip_rows_between``), and how far from
+    1 + γi it sums at equal scores (``clip_flat_gap``: there it sheds all it can); the most
+    it can shed, −γ per row (``clip_shed``) and at the last row (``clip_shed_last``).
+    ``sigmoid``: the most a row spends at scores of −30 (``sigmoid_spent_low``: nearly all
+    unspent) and how far from i + 1 a row spends at scores of 30 (``sigmoid_spent_high_gap``)."""
+    mask = causal_mask(seq_len, torch.device("cpu"))
+    i = torch.arange(seq_len, dtype=torch.float32)
+    scores = 4 * torch.randn(n, seq_len, seq_len, generator=torch.Generator().manual_seed(seed))
+    flat = torch.zeros(1, seq_len, seq_len)
+    sums, floor = clipped_softmax(scores, mask).sum(-1), 1 + CLIP_GAMMA * i
+    return {
+        "clip_shed": f"{-CLIP_GAMMA:g}",
+        "clip_shed_last": f"{-CLIP_GAMMA * (seq_len - 1):.2g}",
+        "clip_rows_between": bool(((sums >= floor - 1e-6) & (sums <= 1 + 1e-6)).all()),
+        "clip_flat_gap": float((clipped_softmax(flat, mask).sum(-1) - floor).abs().max()),
+        "sigmoid_spent_low": float(sigmoid(flat - 30, mask).sum(-1).max()),
+        "sigmoid_spent_high_gap": float((sigmoid(flat + 30, mask).sum(-1) - (i + 1)).abs().max()),
     }
 
 
@@ -1586,6 +1619,38 @@ def _(m):
     return holds, f"clipped {m['cd_clipped_own_row']:g}; sigmoid short by {_down(m['cd_sigmoid_short_lo'])} or more"
 
 
+@CHAPTER.claim(
+    "rules-unspent",
+    "sigmoid and clipped_softmax have no null, but their rows need not sum to 1: a clipped_softmax row i sums "
+    "to between 1 + γi and 1, and to 1 + γi at equal scores, so it can leave up to −γi (0.03 i) unspent; a "
+    "sigmoid row spends under 10⁻⁶ at scores of −30 and i + 1 at scores of 30.",
+    profiles=BOTH,
+)
+@_needs("clip_rows_between")
+def _(m):
+    holds = (
+        m["clip_rows_between"]
+        and m["clip_flat_gap"] < 1e-5
+        and m["sigmoid_spent_low"] < 1e-6
+        and m["sigmoid_spent_high_gap"] < 1e-4
+    )
+    return holds, (
+        f"clipped rows between 1 + γi and 1: {m['clip_rows_between']}, at 1 + γi to within "
+        f"{_up(m['clip_flat_gap'])} at equal scores (−γ = {m['clip_shed']}, {m['clip_shed_last']} at the last row); "
+        f"sigmoid spends at most {_up(m['sigmoid_spent_low'])} at −30, i + 1 to within "
+        f"{_up(m['sigmoid_spent_high_gap'])} at 30"
+    )
+
+
+@CHAPTER.claim(
+    "cd-unspent",
+    "The trained clipped_softmax and sigmoid heads nearly spend their rows: every default row sums to 1 within 0.001.",
+)
+@_needs("cd_n_heads")
+def _(m):
+    return m["cd_unspent_max"] < 0.001, f"every default row within {_up(m['cd_unspent_max'])} of 1"
+
+
 CERT_ALL, CERT_BEST, CERT_MEASURED = 0.9, 0.97, 0.9998
 """The certificates the text states, each a lower bound rounded down: every softmax and
 sigmoid_norm head's, the best-certified head's, and the weight measured there."""
@@ -1617,7 +1682,8 @@ def _(m):
 
 @CHAPTER.claim(
     "cd-relu-pays",
-    "The ReLU heads keep under 0.15 of their weight on BOS and pay at the trigger: a relative error over 0.5.",
+    "On average over the default rows, the ReLU heads put a weight of under 0.15 on BOS (their rows need not sum "
+    "to 1), and they pay at the trigger: a relative error over 0.5.",
 )
 @_needs("cd_n_heads")
 def _(m):
@@ -1871,7 +1937,7 @@ def _(m):
 
 @CHAPTER.claim(
     "bc-parked-cancel",
-    "There the rows that ask zero park on BOS in layer 2 (over 0.99) and cancel what layer 1 writes (the two "
+    "There the rows that ask zero park on BOS in layer 2 (over 0.99), and layer 2's write cancels layer 1's (the two "
     "add up to under 5% of either). Layer 1's head puts under half its weight on BOS there, so it is not "
     "parked; the test reads a constant for both layers' heads.",
 )
