@@ -14,8 +14,9 @@ from .base import Context, ExperimentResult, experiment
 # What the theory predicts, written before training: a rule whose weight either goes to a
 # token or to nothing (the simplex; a null, a phantom key or a gate, writes 0; so does the
 # weight a clipped_softmax or sigmoid row leaves unspent) can write c only from a token whose
-# value is c: it parks on BOS, and BOS's value becomes c (a constant-writing sink). A rule whose weights are a position-only scale times a function
-# of the two tokens (ReLU's) cannot write c at the default rows and average at the trigger.
+# value is c: it parks on BOS, and BOS's value becomes c (a constant-writing sink). A rule
+# whose weights are a position-only scale times a function of the two tokens (ReLU's) cannot
+# write c at the default rows and average at the trigger, exactly.
 CONSTANT_RULES = {
     "softmax": "constant sink",
     "sigmoid_norm": "constant sink",
