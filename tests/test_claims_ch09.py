@@ -74,6 +74,12 @@ GOOD = {
     "sink_err_4": 0.081,
     "sink_err_8": 3.9e-5,
     "sink_err_16": 5.0e-12,
+    "sink_trig_4": 6.5e-5,
+    "sink_trig_8": 2.2e-8,
+    "sink_trig_16": 1.0e-14,
+    "sink_bos_4": 0.0,
+    "sink_bos_8": 0.0,
+    "sink_bos_16": 0.0,
     "two_err": 8.6e-14,
     "two_bos_max": 0.0,
     "bias_err": 5.6e-14,
@@ -288,7 +294,13 @@ BREAKS = {  # claim -> changes of the measures, each of which makes it false
     "test-rule": [{"rule_agrees": False}, {"rule_constant_costs": False}],
     "test-tolerance": [{"tol_hi": 1e-4}, {"tol_lo": 0.0}],
     "margin-weight": [{"sink_weight_gap": 1e-3}],
-    "sink-error-falls-with-margin": [{"sink_err_8": 0.1}, {"sink_err_16": 1e-6}],
+    "sink-error-falls-with-margin": [
+        {"sink_err_8": 0.1},
+        {"sink_err_16": 1e-6},
+        {"sink_trig_8": 1e-3},
+        {"sink_trig_16": 1e-5},
+        {"sink_bos_8": 1e-3},
+    ],
     "two-heads-exact": [{"two_err": 1e-3}, {"two_bos_max": 0.1}, {"bias_err": 1e-3}],
     "cd-solved": [{"cd_solved_others": False}, {"cd_solved_relu": 1}],
     "cd-constant-sinks": [{"cd_sinks": "softmax, sigmoid_norm"}],
@@ -577,6 +589,7 @@ def test_the_constructions_are_exact_and_the_test_reads_them():
     m = ch09.constructions(task, n=64)
     assert m["two_err"] < 1e-9 and m["two_bos_max"] == 0 and m["bias_err"] < 1e-9
     assert m["sink_err_4"] > m["sink_err_8"] > m["sink_err_16"]
+    assert m["sink_trig_4"] > m["sink_trig_8"] > m["sink_trig_16"] and m["sink_bos_16"] < 1e-12
     batch = task.sample(64, generator=torch.Generator().manual_seed(0))
     with torch.no_grad():
         err = (constant_sink_solution(task, 4.0)(batch.x)[0] - batch.y).pow(2).sum(-1)
